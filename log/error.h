@@ -1,0 +1,33 @@
+// Errors of the log layer, returned as values (std::expected).
+#pragma once
+
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace parley::log {
+
+enum class ErrorCode {
+  kInvalidArgument,  // the caller's input is malformed; nothing was written
+  kConflict,         // an idempotency key is already in the log
+  kCorruption,       // bytes on disk fail a check; names what and where
+  kIoError,          // the OS or RocksDB failed an operation
+  kFailed,           // an earlier sync failed; the store refuses appends
+  kClosed,           // the store was closed
+  kBusy,             // the store is locked by another process
+  kNotFound,         // no store at the path
+  kVersionMismatch,  // the store's format version is not this build's
+};
+
+struct Error {
+  ErrorCode code;
+  std::string message;
+};
+
+template <typename T>
+using Result = std::expected<T, Error>;
+
+// A stable lower-case name for the code, e.g. "corruption".
+std::string_view to_string(ErrorCode code);
+
+}  // namespace parley::log

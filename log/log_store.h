@@ -1,0 +1,108 @@
+// The pluggable log: the single source of truth of a Parley hub.
+//
+// A LogStore holds records (schemas/log.fbs) in one global order with a
+// dense log sequence 1, 2, 3, ... It knows records only as bytes plus the
+// keys it indexes: the channel a record belongs to (channel index, with a
+// dense per-channel sequence) and an optional idempotency key. It never
+// interprets what a record means.
+//
+// Thread safety: every member may be called from any thread concurrently,
+// except close(), which must not race with reads still in progress.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "log/error.h"
+
+namespace parley::log {
+
+inline constexpr std::uint64_t kLastSequence =
+    std::numeric_limits<std::uint64_t>::max();
+
+// Longest channel id the channel index accepts.
+inline constexpr std::size_t kMaxChannelIdBytes = 255;
+
+enum class Durability {
+  kSync,   // an append is acked only after its batch is fsynced (default)
+  kAsync,  // acked once written to the OS; survives a process crash, not
+           // necessarily a power loss
+};
+
+// One record to append. On success the store has stamped the record's
+// `log_sequence` and `channel_sequence` into `record` in place, so the
+// caller holds exactly the bytes that were written.
+struct AppendEntry {
+  std::string record;   // a Record built by schemas/record.h
+  std::string channel;  // non-empty: indexed with the next channel sequence
+  std::string idempotency_key;  // non-empty: indexed; must not exist yet
+};
+
+struct Position {
+  std::uint64_t log_sequence = 0;
+  std::uint64_t channel_sequence = 0;  // 0 when the entry has no channel
+};
+
+// Visitors see bytes valid only during the call, starting on a
+// schema::kRecordAlignment boundary so FlatBuffers can read them in place;
+// return false to stop.
+using RecordVisitor =
+    std::function<bool(std::uint64_t log_sequence, std::string_view record)>;
+using ChannelVisitor =
+    std::function<bool(std::uint64_t channel_sequence,
+                       std::uint64_t log_sequence, std::string_view record)>;
+
+class LogStore {
+ public:
+  virtual ~LogStore() = default;
+
+  // Appends `batch` atomically: all of it or none. Sequences are assigned in
+  // batch order, densely after everything appended before. Fails with
+  // kInvalidArgument (a record fails verification, a channel id is longer
+  // than kMaxChannelIdBytes), kConflict (an idempotency key is already in
+  // the log or twice in flight), kFailed or kClosed; nothing is written then.
+  // Concurrent appends are group-committed.
+  virtual Result<std::vector<Position>> append(
+      std::span<AppendEntry> batch) = 0;
+
+  // Visits records with from <= log_sequence <= to in order. Every record
+  // passes the FlatBuffers Verifier and carries the sequence it is stored
+  // under, or the read stops with kCorruption naming the log sequence.
+  virtual Result<void> read(std::uint64_t from, std::uint64_t to,
+                            const RecordVisitor& visit) const = 0;
+
+  // Visits one channel's records with from <= channel_sequence <= to, in
+  // order, with the same checks as read().
+  virtual Result<void> read_channel(std::string_view channel,
+                                    std::uint64_t from, std::uint64_t to,
+                                    const ChannelVisitor& visit) const = 0;
+
+  // The log sequence of the record indexed under `key`, if any.
+  virtual Result<std::optional<std::uint64_t>> find_idempotency_key(
+      std::string_view key) const = 0;
+
+  // The highest acked log sequence (0 for an empty log).
+  virtual std::uint64_t last_sequence() const = 0;
+
+  // The highest sequence of `channel` (0 when it has no records).
+  virtual Result<std::uint64_t> last_channel_sequence(
+      std::string_view channel) const = 0;
+
+  // Blocks until last_sequence() > after, the timeout passes or the store
+  // closes; returns last_sequence() then.
+  virtual std::uint64_t wait_for_append(
+      std::uint64_t after, std::chrono::milliseconds timeout) const = 0;
+
+  // Waits for appends in flight, then releases the store. Further calls
+  // fail with kClosed. Idempotent.
+  virtual Result<void> close() = 0;
+};
+
+}  // namespace parley::log

@@ -1,0 +1,17 @@
+// The checks every backend applies to a record it reads back.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "log/error.h"
+
+namespace parley::log {
+
+// The record passes the FlatBuffers Verifier and carries the sequences it is
+// stored under (`channel_sequence` 0: not checked). Otherwise kCorruption
+// naming the log sequence.
+Result<void> check_record(std::string_view record, std::uint64_t log_sequence,
+                          std::uint64_t channel_sequence = 0);
+
+}  // namespace parley::log

@@ -1,0 +1,43 @@
+// On-disk layout of the RocksDB LogStore.
+//
+//   column family   key                                        value
+//   -------------   ----------------------------------------
+//   --------------------- log             be64 log_sequence Record FlatBuffer
+//   channel_index   u8 n | channel id (n bytes) | be64 chseq   be64
+//   log_sequence idempotency     idempotency key bytes be64 log_sequence meta
+//   "format_version"                           decimal, e.g. "1" default
+//   (unused; RocksDB requires it)
+//
+//   be64 = unsigned 64-bit big-endian, so byte order = numeric order and a
+//   forward scan of `log` is log-sequence order. The length byte in front of
+//   a channel id keeps one channel's keys contiguous and apart from every
+//   other channel's, whatever bytes the ids hold.
+//
+// One append = one RocksDB WriteBatch holding the record and all its index
+// entries, so they become durable together or not at all.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace parley::log::rocksdb_layout {
+
+inline constexpr std::string_view kLogFamily = "log";
+inline constexpr std::string_view kChannelIndexFamily = "channel_index";
+inline constexpr std::string_view kIdempotencyFamily = "idempotency";
+inline constexpr std::string_view kMetaFamily = "meta";
+inline constexpr std::string_view kFormatVersionKey = "format_version";
+inline constexpr std::string_view kFormatVersion = "1";
+
+std::string encode_be64(std::uint64_t value);
+// nullopt unless `bytes` is exactly 8 bytes.
+std::optional<std::uint64_t> decode_be64(std::string_view bytes);
+
+// The key prefix all of `channel`'s index entries share.
+std::string channel_prefix(std::string_view channel);
+std::string channel_key(std::string_view channel,
+                        std::uint64_t channel_sequence);
+
+}  // namespace parley::log::rocksdb_layout

@@ -1,0 +1,571 @@
+#include "log/rocksdb_log_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "log/record_check.h"
+#include "log/rocksdb_layout.h"
+#include "log/sequencer.h"
+#include "schemas/record.h"
+
+namespace parley::log {
+namespace {
+
+namespace layout = rocksdb_layout;
+
+std::unexpected<Error> error_of(ErrorCode code, const std::string& context,
+                                const rocksdb::Status& status) {
+  return std::unexpected(Error{code, context + ": " + status.ToString()});
+}
+
+std::unexpected<Error> io_error(const std::string& context,
+                                const rocksdb::Status& status) {
+  return error_of(
+      status.IsCorruption() ? ErrorCode::kCorruption : ErrorCode::kIoError,
+      context, status);
+}
+
+std::string_view view(const rocksdb::Slice& slice) {
+  return {slice.data(), slice.size()};
+}
+
+rocksdb::Slice slice(std::string_view bytes) {
+  return {bytes.data(), bytes.size()};
+}
+
+// Column family handles in the order of families().
+enum Family { kDefault, kLog, kChannelIndex, kIdempotency, kMeta, kFamilies };
+
+std::vector<rocksdb::ColumnFamilyDescriptor> families() {
+  rocksdb::ColumnFamilyOptions plain;
+  plain.level_compaction_dynamic_level_bytes = true;
+  rocksdb::ColumnFamilyOptions point_lookups = plain;
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  point_lookups.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return {{rocksdb::kDefaultColumnFamilyName, plain},
+          {std::string(layout::kLogFamily), plain},
+          {std::string(layout::kChannelIndexFamily), plain},
+          {std::string(layout::kIdempotencyFamily), point_lookups},
+          {std::string(layout::kMetaFamily), plain}};
+}
+
+// Owns the DB and its column family handles; handles are released before
+// the DB closes.
+struct Database {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> families;
+
+  Database() = default;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  Database(Database&&) = default;
+  Database& operator=(Database&&) = default;
+  ~Database() { close(); }
+
+  rocksdb::ColumnFamilyHandle* operator[](Family family) const {
+    return families[family];
+  }
+
+  rocksdb::Status close() {
+    if (!db) return rocksdb::Status::OK();
+    for (auto* handle : families) db->DestroyColumnFamilyHandle(handle);
+    families.clear();
+    rocksdb::Status status = db->Close();
+    db.reset();
+    return status;
+  }
+};
+
+class RocksDbLogStore final : public LogStore {
+ public:
+  RocksDbLogStore(Database database, Durability durability,
+                  std::uint64_t last_sequence)
+      : database_(std::move(database)),
+        sequencer_(last_sequence),
+        last_sequence_(last_sequence) {
+    write_options_.sync = durability == Durability::kSync;
+  }
+
+  ~RocksDbLogStore() override { (void)close(); }
+
+  Result<std::vector<Position>> append(std::span<AppendEntry> batch) override;
+  Result<void> read(std::uint64_t from, std::uint64_t to,
+                    const RecordVisitor& visit) const override;
+  Result<void> read_channel(std::string_view channel, std::uint64_t from,
+                            std::uint64_t to,
+                            const ChannelVisitor& visit) const override;
+  Result<std::optional<std::uint64_t>> find_idempotency_key(
+      std::string_view key) const override;
+  std::uint64_t last_sequence() const override { return last_sequence_; }
+  Result<std::uint64_t> last_channel_sequence(
+      std::string_view channel) const override;
+  std::uint64_t wait_for_append(
+      std::uint64_t after, std::chrono::milliseconds timeout) const override;
+  Result<void> close() override;
+
+ private:
+  // One append call waiting in the group-commit queue; lives on the
+  // appending thread's stack until `done`.
+  struct Writer {
+    std::span<AppendEntry> batch;
+    Result<std::vector<Position>> result;
+    bool done = false;
+    std::condition_variable wake;
+  };
+
+  Result<std::vector<Position>> lead(std::unique_lock<std::mutex>& lock,
+                                     Writer& self);
+  rocksdb::Status write_group(const std::vector<Writer*>& group);
+  Result<std::uint64_t> durable_last_channel_sequence(
+      std::string_view channel) const;
+  Result<bool> durable_key_exists(std::string_view key) const;
+
+  Database database_;
+  rocksdb::WriteOptions write_options_;
+
+  // Guards everything below. Held while sequencing, never during a write.
+  mutable std::mutex mutex_;
+  mutable std::condition_variable appended_;
+  std::deque<Writer*> queue_;  // sequenced, not yet written, in order
+  bool leader_active_ = false;
+  std::atomic<bool> closed_ = false;  // also read without the lock
+  std::optional<Error> failed_;
+  Sequencer sequencer_;
+  const Sequencer::Lookups lookups_{
+      .last_channel_sequence =
+          [this](std::string_view channel) {
+            return durable_last_channel_sequence(channel);
+          },
+      .key_exists =
+          [this](std::string_view key) { return durable_key_exists(key); }};
+  std::atomic<std::uint64_t> last_sequence_;  // highest acked
+};
+
+Result<std::vector<Position>> RocksDbLogStore::append(
+    std::span<AppendEntry> batch) {
+  Writer self;
+  self.batch = batch;
+  std::unique_lock lock(mutex_);
+  if (closed_) {
+    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
+  }
+  if (failed_) return std::unexpected(*failed_);
+  auto positions = sequencer_.assign(batch, lookups_);
+  if (!positions) return positions;
+  self.result = std::move(positions);
+  queue_.push_back(&self);
+  self.wake.wait(lock, [&] {
+    return self.done || (!leader_active_ && queue_.front() == &self);
+  });
+  if (self.done) return std::move(self.result);
+  return lead(lock, self);
+}
+
+// Writes every queued writer as one group with one sync. Runs on the thread
+// of the writer at the front of the queue while no other leader is active.
+Result<std::vector<Position>> RocksDbLogStore::lead(
+    std::unique_lock<std::mutex>& lock, Writer& self) {
+  leader_active_ = true;
+  std::vector<Writer*> group(queue_.begin(), queue_.end());
+  queue_.clear();
+  lock.unlock();
+  rocksdb::Status status = write_group(group);
+  lock.lock();
+  if (status.ok()) {
+    for (Writer* writer : group) {
+      for (const AppendEntry& entry : writer->batch) {
+        if (!entry.idempotency_key.empty()) {
+          sequencer_.key_committed(entry.idempotency_key);
+        }
+      }
+    }
+    last_sequence_ = group.back()->result->back().log_sequence;
+  } else {
+    // The sequencer has numbered past this group: nothing may follow it.
+    failed_ = Error{ErrorCode::kFailed,
+                    "log store failed: an earlier write or sync failed (" +
+                        status.ToString() +
+                        "); refusing appends until the store is reopened"};
+    Error write_error{ErrorCode::kIoError,
+                      "log append failed: " + status.ToString()};
+    for (Writer* writer : group) writer->result = std::unexpected(write_error);
+    for (Writer* writer : queue_) writer->result = std::unexpected(*failed_);
+    group.insert(group.end(), queue_.begin(), queue_.end());
+    queue_.clear();
+  }
+  for (Writer* writer : group) {
+    writer->done = true;
+    if (writer != &self) writer->wake.notify_one();
+  }
+  leader_active_ = false;
+  if (!queue_.empty()) queue_.front()->wake.notify_one();
+  appended_.notify_all();
+  return std::move(self.result);
+}
+
+rocksdb::Status RocksDbLogStore::write_group(
+    const std::vector<Writer*>& group) {
+  rocksdb::WriteBatch batch;
+  for (const Writer* writer : group) {
+    for (std::size_t i = 0; i < writer->batch.size(); ++i) {
+      const AppendEntry& entry = writer->batch[i];
+      const Position& position = (*writer->result)[i];
+      std::string sequence = layout::encode_be64(position.log_sequence);
+      rocksdb::Status status =
+          batch.Put(database_[kLog], sequence, entry.record);
+      if (status.ok() && !entry.channel.empty()) {
+        status = batch.Put(
+            database_[kChannelIndex],
+            layout::channel_key(entry.channel, position.channel_sequence),
+            sequence);
+      }
+      if (status.ok() && !entry.idempotency_key.empty()) {
+        status =
+            batch.Put(database_[kIdempotency], entry.idempotency_key, sequence);
+      }
+      if (!status.ok()) return status;
+    }
+  }
+  return database_.db->Write(write_options_, &batch);
+}
+
+Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
+                                   const RecordVisitor& visit) const {
+  if (closed_) {
+    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
+  }
+  std::uint64_t expected = std::max<std::uint64_t>(from, 1);
+  const std::uint64_t last = std::min<std::uint64_t>(to, last_sequence_);
+  if (expected > last) return {};
+  std::string upper = layout::encode_be64(last + 1);
+  rocksdb::Slice upper_bound(upper);
+  rocksdb::ReadOptions options;
+  options.iterate_upper_bound = last == kLastSequence ? nullptr : &upper_bound;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_.db->NewIterator(options, database_[kLog]));
+  std::vector<std::uint64_t> scratch;
+  for (it->Seek(layout::encode_be64(expected)); it->Valid();
+       it->Next(), ++expected) {
+    auto sequence = layout::decode_be64(view(it->key()));
+    if (sequence != expected) {
+      return std::unexpected(Error{
+          ErrorCode::kCorruption,
+          "log sequence " + std::to_string(expected) +
+              ": missing from the log (next key found: " +
+              (sequence ? std::to_string(*sequence) : "malformed") + ")"});
+    }
+    std::string_view record =
+        schema::aligned_record(view(it->value()), scratch);
+    if (auto checked = check_record(record, expected); !checked) {
+      return checked;
+    }
+    if (!visit(expected, record)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("reading the log at sequence " + std::to_string(expected),
+                    it->status());
+  }
+  if (expected <= last) {
+    return std::unexpected(Error{
+        ErrorCode::kCorruption,
+        "log sequence " + std::to_string(expected) + ": missing from the log"});
+  }
+  return {};
+}
+
+Result<void> RocksDbLogStore::read_channel(std::string_view channel,
+                                           std::uint64_t from, std::uint64_t to,
+                                           const ChannelVisitor& visit) const {
+  if (closed_) {
+    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
+  }
+  if (channel.size() > kMaxChannelIdBytes) return {};
+  std::uint64_t expected = std::max<std::uint64_t>(from, 1);
+  if (expected > to) return {};
+  const std::string prefix = layout::channel_prefix(channel);
+  // Past the largest key of this channel: the prefix with its length byte
+  // bumped is the next channel length's first key.
+  std::string upper = to == kLastSequence
+                          ? layout::channel_key(channel, kLastSequence) + '\0'
+                          : layout::channel_key(channel, to + 1);
+  rocksdb::Slice upper_bound(upper);
+  rocksdb::ReadOptions options;
+  options.iterate_upper_bound = &upper_bound;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_.db->NewIterator(options, database_[kChannelIndex]));
+  rocksdb::PinnableSlice pinned;
+  std::vector<std::uint64_t> scratch;
+  for (it->Seek(layout::channel_key(channel, expected)); it->Valid();
+       it->Next(), ++expected) {
+    std::string_view key = view(it->key());
+    auto channel_sequence =
+        key.size() == prefix.size() + 8 && key.starts_with(prefix)
+            ? layout::decode_be64(key.substr(prefix.size()))
+            : std::nullopt;
+    auto sequence = layout::decode_be64(view(it->value()));
+    auto corrupt = [&](const std::string& what) {
+      return std::unexpected(Error{ErrorCode::kCorruption,
+                                   "channel index of " + std::string(channel) +
+                                       ", channel sequence " +
+                                       std::to_string(expected) + ": " + what});
+    };
+    if (channel_sequence != expected) return corrupt("entry missing");
+    if (!sequence) return corrupt("malformed log sequence");
+    pinned.Reset();
+    rocksdb::Status status =
+        database_.db->Get(rocksdb::ReadOptions(), database_[kLog],
+                          layout::encode_be64(*sequence), &pinned);
+    if (status.IsNotFound()) {
+      return corrupt("points at log sequence " + std::to_string(*sequence) +
+                     ", which is missing");
+    }
+    if (!status.ok()) {
+      return io_error("reading log sequence " + std::to_string(*sequence),
+                      status);
+    }
+    std::string_view record = schema::aligned_record(view(pinned), scratch);
+    if (auto checked = check_record(record, *sequence, expected); !checked) {
+      return checked;
+    }
+    if (!visit(expected, *sequence, record)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("reading the channel index", it->status());
+  }
+  return {};
+}
+
+Result<std::optional<std::uint64_t>> RocksDbLogStore::find_idempotency_key(
+    std::string_view key) const {
+  if (closed_) {
+    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
+  }
+  std::string value;
+  rocksdb::Status status = database_.db->Get(
+      rocksdb::ReadOptions(), database_[kIdempotency], slice(key), &value);
+  if (status.IsNotFound()) return std::nullopt;
+  if (!status.ok()) return io_error("reading the idempotency index", status);
+  auto sequence = layout::decode_be64(value);
+  if (!sequence) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              "idempotency index: malformed log sequence of " +
+                  std::to_string(value.size()) + " bytes"});
+  }
+  return *sequence;
+}
+
+Result<std::uint64_t> RocksDbLogStore::last_channel_sequence(
+    std::string_view channel) const {
+  if (closed_) {
+    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
+  }
+  return durable_last_channel_sequence(channel);
+}
+
+Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
+    std::string_view channel) const {
+  if (channel.size() > kMaxChannelIdBytes) return 0;
+  const std::string prefix = layout::channel_prefix(channel);
+  std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
+      rocksdb::ReadOptions(), database_[kChannelIndex]));
+  it->SeekForPrev(layout::channel_key(channel, kLastSequence));
+  if (!it->status().ok()) {
+    return io_error("reading the channel index", it->status());
+  }
+  if (!it->Valid() || !view(it->key()).starts_with(prefix)) return 0;
+  auto sequence = layout::decode_be64(view(it->key()).substr(prefix.size()));
+  if (!sequence) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              "channel index of " + std::string(channel) + ": malformed key"});
+  }
+  return *sequence;
+}
+
+Result<bool> RocksDbLogStore::durable_key_exists(std::string_view key) const {
+  std::string value;
+  rocksdb::Status status = database_.db->Get(
+      rocksdb::ReadOptions(), database_[kIdempotency], slice(key), &value);
+  if (status.IsNotFound()) return false;
+  if (!status.ok()) return io_error("reading the idempotency index", status);
+  return true;
+}
+
+std::uint64_t RocksDbLogStore::wait_for_append(
+    std::uint64_t after, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  appended_.wait_for(lock, timeout,
+                     [&] { return closed_ || last_sequence_ > after; });
+  return last_sequence_;
+}
+
+Result<void> RocksDbLogStore::close() {
+  std::unique_lock lock(mutex_);
+  if (closed_ && !database_.db) return {};
+  closed_ = true;
+  appended_.notify_all();
+  appended_.wait(lock, [&] { return !leader_active_ && queue_.empty(); });
+  rocksdb::Status status = database_.close();
+  if (!status.ok()) return io_error("closing the log store", status);
+  return {};
+}
+
+// --- opening ----------------------------------------------------------------
+
+struct Opened {
+  Database database;
+  RecoveryReport report;
+};
+
+rocksdb::Status open_database(const std::filesystem::path& directory,
+                              rocksdb::Options options, Database& database) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = families();
+  rocksdb::DB* db = nullptr;
+  database.families.clear();
+  rocksdb::Status status = rocksdb::DB::Open(
+      options, directory.string(), descriptors, &database.families, &db);
+  database.db.reset(db);
+  return status;
+}
+
+Result<Opened> open_recovering(const std::filesystem::path& directory,
+                               const RocksDbOptions& store_options) {
+  std::error_code ignored;
+  Opened opened;
+  opened.report.created =
+      !std::filesystem::exists(directory / "CURRENT", ignored);
+  if (opened.report.created && !store_options.create_if_missing) {
+    return std::unexpected(Error{ErrorCode::kNotFound,
+                                 "no Parley store at " + directory.string()});
+  }
+  rocksdb::Options options;
+  options.create_if_missing = opened.report.created;
+  options.create_missing_column_families = opened.report.created;
+  options.max_background_jobs = 2;
+  options.keep_log_file_num = 4;
+  if (store_options.env != nullptr) options.env = store_options.env;
+
+  if (!opened.report.created) {
+    std::vector<std::string> names;
+    rocksdb::Status listed =
+        rocksdb::DB::ListColumnFamilies(options, directory.string(), &names);
+    if (!listed.ok()) return io_error("opening " + directory.string(), listed);
+    if (std::find(names.begin(), names.end(), layout::kMetaFamily) ==
+        names.end()) {
+      return std::unexpected(Error{
+          ErrorCode::kCorruption, directory.string() +
+                                      " is a RocksDB database but not a Parley "
+                                      "store (no 'meta' column family)"});
+    }
+  }
+
+  // First strict: any WAL damage fails. Then, only if that found
+  // corruption, tolerate an incomplete tail: if the second open succeeds
+  // the damage was a torn tail; if it fails too, it is mid-log corruption.
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+  rocksdb::Status strict = open_database(directory, options, opened.database);
+  if (strict.ok()) return opened;
+  if (strict.IsIOError() &&
+      strict.ToString().find("lock") != std::string::npos) {
+    return std::unexpected(
+        Error{ErrorCode::kBusy, directory.string() +
+                                    " is locked by another process (" +
+                                    strict.ToString() + ")"});
+  }
+  if (!strict.IsCorruption()) {
+    return io_error("opening " + directory.string(), strict);
+  }
+  options.wal_recovery_mode =
+      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  rocksdb::Status tolerant = open_database(directory, options, opened.database);
+  if (!tolerant.ok()) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              "refusing to open " + directory.string() +
+                  ": the RocksDB WAL is damaged before its end (" +
+                  tolerant.ToString() + "); nothing was dropped"});
+  }
+  opened.report.torn_tail = true;
+  opened.report.detail = strict.ToString();
+  return opened;
+}
+
+Result<void> check_format_version(Database& database, bool empty_log) {
+  std::string version;
+  rocksdb::Status status =
+      database.db->Get(rocksdb::ReadOptions(), database[kMeta],
+                       slice(layout::kFormatVersionKey), &version);
+  if (status.ok()) {
+    if (version == layout::kFormatVersion) return {};
+    return std::unexpected(Error{ErrorCode::kVersionMismatch,
+                                 "store format version " + version +
+                                     ", this build reads version " +
+                                     std::string(layout::kFormatVersion)});
+  }
+  if (!status.IsNotFound())
+    return io_error("reading the format version", status);
+  if (!empty_log) {
+    return std::unexpected(Error{
+        ErrorCode::kCorruption, "the store has records but no format version"});
+  }
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  status =
+      database.db->Put(sync, database[kMeta], slice(layout::kFormatVersionKey),
+                       slice(layout::kFormatVersion));
+  if (!status.ok()) return io_error("writing the format version", status);
+  return {};
+}
+
+// The newest record's key and stamp must agree; a full check is
+// `parley audit`'s job.
+Result<std::uint64_t> find_last_sequence(Database& database) {
+  std::unique_ptr<rocksdb::Iterator> it(
+      database.db->NewIterator(rocksdb::ReadOptions(), database[kLog]));
+  it->SeekToLast();
+  if (!it->status().ok()) return io_error("reading the log", it->status());
+  if (!it->Valid()) return 0;
+  auto sequence = layout::decode_be64(view(it->key()));
+  if (!sequence) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption, "the newest log key is malformed"});
+  }
+  std::vector<std::uint64_t> scratch;
+  if (auto checked = check_record(
+          schema::aligned_record(view(it->value()), scratch), *sequence);
+      !checked) {
+    return std::unexpected(checked.error());
+  }
+  return *sequence;
+}
+
+}  // namespace
+
+Result<OpenedLogStore> open_rocksdb_log_store(
+    const std::filesystem::path& directory, const RocksDbOptions& options) {
+  auto opened = open_recovering(directory, options);
+  if (!opened) return std::unexpected(opened.error());
+  auto last = find_last_sequence(opened->database);
+  if (!last) return std::unexpected(last.error());
+  if (auto version = check_format_version(opened->database, *last == 0);
+      !version) {
+    return std::unexpected(version.error());
+  }
+  opened->report.last_sequence = *last;
+  return OpenedLogStore{
+      std::make_unique<RocksDbLogStore>(std::move(opened->database),
+                                        options.durability, *last),
+      std::move(opened->report)};
+}
+
+}  // namespace parley::log

@@ -1,0 +1,57 @@
+// The RocksDB LogStore: Parley's embedded, durable default backend.
+// Key layout: log/rocksdb_layout.h.
+//
+// Durability: in Durability::kSync every append is acked only after the
+// RocksDB WAL holding it has been fsynced. Appends that arrive while a sync
+// is in flight are group-committed: one WriteBatch, one sync, then all of
+// them are acked. A failed write or sync is fatal: the store refuses every
+// further append with kFailed and never retries.
+//
+// Recovery on open: a torn tail (an incomplete record at the end of the WAL,
+// left by a crash mid-write) is dropped and reported; those bytes were never
+// acked. A damaged record before the end of the WAL is refused: open fails
+// with kCorruption and nothing is cut away.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "log/log_store.h"
+
+namespace rocksdb {
+class Env;
+}
+
+namespace parley::log {
+
+struct RocksDbOptions {
+  Durability durability = Durability::kSync;
+  bool create_if_missing = true;
+  // Not owned; must outlive the store. nullptr: RocksDB's default Env.
+  // Tests inject file-system faults through it.
+  rocksdb::Env* env = nullptr;
+};
+
+// What opening the store found.
+struct RecoveryReport {
+  bool created = false;    // the store did not exist and was created
+  bool torn_tail = false;  // an incomplete WAL tail was dropped
+  std::string detail;      // what RocksDB found, when torn_tail
+  std::uint64_t last_sequence = 0;
+};
+
+struct OpenedLogStore {
+  std::unique_ptr<LogStore> store;
+  RecoveryReport recovery;
+};
+
+// Opens (or creates) the store in `directory`. Fails with kNotFound (no
+// store and !create_if_missing), kBusy (another process holds it),
+// kCorruption (mid-log WAL damage, not a Parley store, a record on the
+// newest end that fails verification), kVersionMismatch or kIoError.
+Result<OpenedLogStore> open_rocksdb_log_store(
+    const std::filesystem::path& directory, const RocksDbOptions& options = {});
+
+}  // namespace parley::log

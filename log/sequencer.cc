@@ -1,0 +1,73 @@
+#include "log/sequencer.h"
+
+#include <string>
+
+#include "schemas/record.h"
+
+namespace parley::log {
+
+Result<void> Sequencer::check(std::span<AppendEntry> batch,
+                              const Lookups& lookups) {
+  std::unordered_set<std::string_view> batch_keys;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    AppendEntry& entry = batch[i];
+    if (!schema::verify_record(entry.record) ||
+        !schema::stamp_sequences(entry.record, {})) {
+      return std::unexpected(Error{
+          ErrorCode::kInvalidArgument,
+          "batch entry " + std::to_string(i) +
+              ": not a valid log record (fails FlatBuffers verification)"});
+    }
+    if (entry.channel.size() > kMaxChannelIdBytes) {
+      return std::unexpected(
+          Error{ErrorCode::kInvalidArgument,
+                "batch entry " + std::to_string(i) + ": channel id of " +
+                    std::to_string(entry.channel.size()) + " bytes exceeds " +
+                    std::to_string(kMaxChannelIdBytes)});
+    }
+    if (!entry.channel.empty() &&
+        !last_channel_sequence_.contains(entry.channel)) {
+      auto last = lookups.last_channel_sequence(entry.channel);
+      if (!last) return std::unexpected(last.error());
+      last_channel_sequence_.emplace(entry.channel, *last);
+    }
+    if (entry.idempotency_key.empty()) continue;
+    bool taken = keys_in_flight_.contains(entry.idempotency_key) ||
+                 !batch_keys.insert(entry.idempotency_key).second;
+    if (!taken) {
+      auto exists = lookups.key_exists(entry.idempotency_key);
+      if (!exists) return std::unexpected(exists.error());
+      taken = *exists;
+    }
+    if (taken) {
+      return std::unexpected(Error{
+          ErrorCode::kConflict, "batch entry " + std::to_string(i) +
+                                    ": idempotency key is already in the log"});
+    }
+  }
+  return {};
+}
+
+Result<std::vector<Position>> Sequencer::assign(std::span<AppendEntry> batch,
+                                                const Lookups& lookups) {
+  if (auto checked = check(batch, lookups); !checked) {
+    return std::unexpected(checked.error());
+  }
+  std::vector<Position> positions;
+  positions.reserve(batch.size());
+  for (AppendEntry& entry : batch) {
+    Position position{++last_log_sequence_, 0};
+    if (!entry.channel.empty()) {
+      position.channel_sequence = ++last_channel_sequence_[entry.channel];
+    }
+    schema::stamp_sequences(entry.record,
+                            {position.log_sequence, position.channel_sequence});
+    if (!entry.idempotency_key.empty()) {
+      keys_in_flight_.insert(entry.idempotency_key);
+    }
+    positions.push_back(position);
+  }
+  return positions;
+}
+
+}  // namespace parley::log

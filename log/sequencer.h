@@ -1,0 +1,55 @@
+// Validates append batches and assigns their sequences; shared by every
+// LogStore backend so that all of them accept and number records alike.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "log/log_store.h"
+
+namespace parley::log {
+
+// Not thread safe: the owning backend calls it under the lock that orders
+// its appends. Sequences it hands out are final once the backend commits
+// them; a backend whose commit fails must refuse further appends, because
+// the sequencer has already moved past the lost batch.
+class Sequencer {
+ public:
+  // What the backend knows durably, asked for keys the sequencer has not
+  // seen yet.
+  struct Lookups {
+    std::function<Result<std::uint64_t>(std::string_view channel)>
+        last_channel_sequence;
+    std::function<Result<bool>(std::string_view key)> key_exists;
+  };
+
+  explicit Sequencer(std::uint64_t last_log_sequence)
+      : last_log_sequence_(last_log_sequence) {}
+
+  // Checks every entry (record verifies and can be stamped, channel id
+  // length, idempotency key unused), then numbers the batch and stamps the
+  // records. On error nothing changed.
+  Result<std::vector<Position>> assign(std::span<AppendEntry> batch,
+                                       const Lookups& lookups);
+
+  // The backend has made `key` durable: later checks find it through
+  // Lookups::key_exists.
+  void key_committed(const std::string& key) { keys_in_flight_.erase(key); }
+
+  std::uint64_t last_assigned() const { return last_log_sequence_; }
+
+ private:
+  Result<void> check(std::span<AppendEntry> batch, const Lookups& lookups);
+
+  std::uint64_t last_log_sequence_;
+  std::unordered_map<std::string, std::uint64_t> last_channel_sequence_;
+  std::unordered_set<std::string> keys_in_flight_;
+};
+
+}  // namespace parley::log

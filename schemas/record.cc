@@ -1,0 +1,94 @@
+#include "schemas/record.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstring>
+
+#include "parley/schemas/log_generated.h"
+
+namespace parley::schema {
+namespace {
+
+const std::uint8_t* bytes_of(std::string_view record) {
+  return reinterpret_cast<const std::uint8_t*>(record.data());
+}
+
+flatbuffers::Offset<flatbuffers::String> optional_string(
+    flatbuffers::FlatBufferBuilder& builder,
+    const std::optional<std::string_view>& value) {
+  return value ? builder.CreateString(value->data(), value->size()) : 0;
+}
+
+}  // namespace
+
+std::string_view aligned_record(std::string_view record,
+                                std::vector<std::uint64_t>& scratch) {
+  if (reinterpret_cast<std::uintptr_t>(record.data()) % kRecordAlignment == 0) {
+    return record;
+  }
+  scratch.resize((record.size() + sizeof(std::uint64_t) - 1) /
+                 sizeof(std::uint64_t));
+  std::memcpy(scratch.data(), record.data(), record.size());
+  return {reinterpret_cast<const char*>(scratch.data()), record.size()};
+}
+
+std::optional<RecordSequences> verify_record(std::string_view record) {
+  thread_local std::vector<std::uint64_t> scratch;
+  record = aligned_record(record, scratch);
+  flatbuffers::Verifier verifier(bytes_of(record), record.size());
+  if (!VerifyRecordBuffer(verifier)) return std::nullopt;
+  const Record* root = GetRecord(record.data());
+  if (root->schema_version() > kSchemaVersion) return std::nullopt;
+  return RecordSequences{root->log_sequence(), root->channel_sequence()};
+}
+
+bool stamp_sequences(std::span<char> record, RecordSequences sequences) {
+  Record* root = GetMutableRecord(record.data());
+  return root->mutate_log_sequence(sequences.log_sequence) &&
+         root->mutate_channel_sequence(sequences.channel_sequence);
+}
+
+std::string build_envelope_record(const EnvelopeFields& envelope) {
+  flatbuffers::FlatBufferBuilder builder(512);
+  auto string = [&](std::string_view value) {
+    return builder.CreateString(value.data(), value.size());
+  };
+  flatbuffers::Offset<
+      flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>
+      audience = 0;
+  if (envelope.audience) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> ids;
+    ids.reserve(envelope.audience->size());
+    for (std::string_view id : *envelope.audience) ids.push_back(string(id));
+    audience = builder.CreateVector(ids);
+  }
+  auto channel_id = string(envelope.channel_id);
+  auto sender_id = string(envelope.sender_id);
+  auto event_type = string(envelope.event_type);
+  auto event_data = builder.CreateVector(envelope.event_data.data(),
+                                         envelope.event_data.size());
+  auto envelope_id = string(envelope.envelope_id);
+  auto task_id = optional_string(builder, envelope.task_id);
+  auto causation_id = optional_string(builder, envelope.causation_id);
+  auto trace_id = optional_string(builder, envelope.trace_id);
+  auto priority = optional_string(builder, envelope.priority);
+  auto idempotency_key = optional_string(builder, envelope.idempotency_key);
+  auto created_at = string(envelope.created_at);
+  auto table = CreateEnvelope(
+      builder, channel_id, sender_id, audience, event_type, event_data,
+      envelope_id, task_id, causation_id, trace_id, priority, envelope.depth,
+      idempotency_key, created_at,
+      envelope.ttl_seconds
+          ? flatbuffers::Optional<std::int64_t>(*envelope.ttl_seconds)
+          : flatbuffers::nullopt,
+      envelope.hub_authored);
+  // The sequences are written even while zero so the log can stamp them.
+  builder.ForceDefaults(true);
+  auto root = CreateRecord(builder, kSchemaVersion, 0, 0, Body::Envelope,
+                           table.Union());
+  FinishRecordBuffer(builder, root);
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+                     builder.GetSize());
+}
+
+}  // namespace parley::schema

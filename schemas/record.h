@@ -1,0 +1,73 @@
+// Building, verifying and stamping log records (schemas/log.fbs).
+//
+// A record is one finished FlatBuffer whose root is `parley.schema.Record`.
+// Records travel as `std::string_view` byte strings; this header keeps the
+// generated FlatBuffers code out of its includers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley::schema {
+
+// The newest `Record.schema_version` this build writes and reads.
+inline constexpr std::uint16_t kSchemaVersion = 1;
+
+// The sequences the log stamped into a record.
+struct RecordSequences {
+  std::uint64_t log_sequence = 0;
+  std::uint64_t channel_sequence = 0;
+};
+
+// FlatBuffers reads scalars in place, so a record must start on an address
+// aligned to its widest scalar. Storage engines (RocksDB) hand out values at
+// any address.
+inline constexpr std::size_t kRecordAlignment = 8;
+
+// `record` itself when it starts on a kRecordAlignment boundary, else a copy
+// of it held in `scratch` (valid until `scratch` is next used).
+std::string_view aligned_record(std::string_view record,
+                                std::vector<std::uint64_t>& scratch);
+
+// Runs the FlatBuffers Verifier over `record` (file identifier, every
+// table, nested FlexBuffers) and checks its schema version. Returns the
+// stamped sequences, or nullopt when the bytes are not a valid record.
+// Never reads outside `record`; `record` may start at any address.
+std::optional<RecordSequences> verify_record(std::string_view record);
+
+// Writes the sequences into a record built by this header's builders.
+// Returns false when `record` lacks the sequence fields. `record` must
+// already have passed verify_record.
+bool stamp_sequences(std::span<char> record, RecordSequences sequences);
+
+// The fields of an AG2 envelope (spec §1.1) as views into caller memory.
+// nullopt is JSON null; `audience` nullopt (broadcast) is distinct from an
+// empty list (nobody).
+struct EnvelopeFields {
+  std::string_view channel_id;
+  std::string_view sender_id;
+  std::optional<std::vector<std::string_view>> audience;
+  std::string_view event_type;
+  std::span<const std::uint8_t> event_data;  // a FlexBuffer, usually a map
+  std::string_view envelope_id;
+  std::optional<std::string_view> task_id;
+  std::optional<std::string_view> causation_id;
+  std::optional<std::string_view> trace_id;
+  std::optional<std::string_view> priority;  // nullopt = "normal"
+  std::int64_t depth = 0;
+  std::optional<std::string_view> idempotency_key;
+  std::string_view created_at;
+  std::optional<std::int64_t> ttl_seconds;
+  bool hub_authored = false;
+};
+
+// Encodes one envelope as a finished Record with zero sequences, ready for
+// LogStore::append (which stamps them).
+std::string build_envelope_record(const EnvelopeFields& envelope);
+
+}  // namespace parley::schema

@@ -1,0 +1,319 @@
+// LogStore semantics, one body run against every backend.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "log/memory_log_store.h"
+#include "log/rocksdb_log_store.h"
+#include "log/tail.h"
+#include "schemas/record.h"
+#include "tests/test_support.h"
+
+namespace parley {
+namespace {
+
+using log::AppendEntry;
+using log::ErrorCode;
+using log::kLastSequence;
+using testing::text_entry;
+using testing::text_of;
+
+struct MemoryBackend {
+  std::unique_ptr<log::LogStore> store = log::make_memory_log_store();
+};
+
+struct RocksDbBackend {
+  testing::ScratchDir dir;
+  std::unique_ptr<log::LogStore> store = open();
+
+  std::unique_ptr<log::LogStore> open() {
+    auto opened = log::open_rocksdb_log_store(dir.path());
+    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    return std::move(opened->store);
+  }
+};
+
+#define BACKENDS MemoryBackend, RocksDbBackend
+
+std::vector<std::string> texts(const log::LogStore& store,
+                               std::uint64_t from = 1,
+                               std::uint64_t to = kLastSequence) {
+  std::vector<std::string> seen;
+  auto read = store.read(from, to, [&](std::uint64_t, std::string_view record) {
+    seen.push_back(text_of(record));
+    return true;
+  });
+  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  return seen;
+}
+
+std::vector<std::string> channel_texts(const log::LogStore& store,
+                                       std::string_view channel,
+                                       std::uint64_t from = 1,
+                                       std::uint64_t to = kLastSequence) {
+  std::vector<std::string> seen;
+  auto read = store.read_channel(
+      channel, from, to,
+      [&](std::uint64_t, std::uint64_t, std::string_view record) {
+        seen.push_back(text_of(record));
+        return true;
+      });
+  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  return seen;
+}
+
+log::Result<std::vector<log::Position>> append(log::LogStore& store,
+                                               std::vector<AppendEntry> batch) {
+  return store.append(batch);
+}
+
+TEST_CASE_TEMPLATE("appended records read back in order with dense sequences",
+                   Backend, BACKENDS) {
+  Backend backend;
+  log::LogStore& store = *backend.store;
+  CHECK(store.last_sequence() == 0);
+  auto first = append(store, {text_entry("", "a"), text_entry("", "b")});
+  REQUIRE(first.has_value());
+  auto second = append(store, {text_entry("", "c")});
+  REQUIRE(second.has_value());
+  CHECK((*first)[0].log_sequence == 1);
+  CHECK((*first)[1].log_sequence == 2);
+  CHECK((*second)[0].log_sequence == 3);
+  CHECK(store.last_sequence() == 3);
+  CHECK(texts(store) == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE_TEMPLATE("append stamps the sequences into the caller's record bytes",
+                   Backend, BACKENDS) {
+  Backend backend;
+  std::vector<AppendEntry> batch{text_entry("c1", "a"), text_entry("", "b")};
+  REQUIRE(backend.store->append(batch).has_value());
+  auto stamped = schema::verify_record(batch[0].record);
+  REQUIRE(stamped.has_value());
+  CHECK(stamped->log_sequence == 1);
+  CHECK(stamped->channel_sequence == 1);
+  CHECK(schema::verify_record(batch[1].record)->channel_sequence == 0);
+  backend.store->read(1, 1, [&](std::uint64_t, std::string_view record) {
+    CHECK(record == batch[0].record);
+    return true;
+  });
+}
+
+TEST_CASE_TEMPLATE("read bounds are inclusive and clamp to the log", Backend,
+                   BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("", "a"), text_entry("", "b"),
+                                  text_entry("", "c"), text_entry("", "d")}));
+  CHECK(texts(*backend.store, 2, 3) == std::vector<std::string>{"b", "c"});
+  CHECK(texts(*backend.store, 0, 1) == std::vector<std::string>{"a"});
+  CHECK(texts(*backend.store, 4, 99) == std::vector<std::string>{"d"});
+  CHECK(texts(*backend.store, 5).empty());
+  CHECK(texts(*backend.store, 3, 2).empty());
+}
+
+TEST_CASE_TEMPLATE("a visitor returning false stops the read", Backend,
+                   BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("c", "a"), text_entry("c", "b")}));
+  int visits = 0;
+  REQUIRE(backend.store->read(1, kLastSequence, [&](auto, auto) {
+    ++visits;
+    return false;
+  }));
+  CHECK(visits == 1);
+}
+
+TEST_CASE_TEMPLATE("a batch with an invalid record writes nothing", Backend,
+                   BACKENDS) {
+  Backend backend;
+  std::vector<AppendEntry> batch{
+      text_entry("c1", "fine"),
+      {.record = "not a flatbuffer", .channel = "c1"}};
+  auto appended = backend.store->append(batch);
+  REQUIRE_FALSE(appended.has_value());
+  CHECK(appended.error().code == ErrorCode::kInvalidArgument);
+  CHECK(appended.error().message.find("batch entry 1") != std::string::npos);
+  CHECK(backend.store->last_sequence() == 0);
+  CHECK(texts(*backend.store).empty());
+  CHECK(channel_texts(*backend.store, "c1").empty());
+  REQUIRE(append(*backend.store, {text_entry("c1", "next")}));
+  CHECK(backend.store->last_sequence() == 1);
+  CHECK(*backend.store->last_channel_sequence("c1") == 1);
+}
+
+TEST_CASE_TEMPLATE("a batch reusing an idempotency key writes nothing", Backend,
+                   BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("c1", "first", "k1")}));
+  auto again = append(*backend.store, {text_entry("c1", "other", "k2"),
+                                       text_entry("c1", "dup", "k1")});
+  REQUIRE_FALSE(again.has_value());
+  CHECK(again.error().code == ErrorCode::kConflict);
+  CHECK(backend.store->last_sequence() == 1);
+  CHECK(*backend.store->find_idempotency_key("k2") == std::nullopt);
+  CHECK(channel_texts(*backend.store, "c1") ==
+        std::vector<std::string>{"first"});
+}
+
+TEST_CASE_TEMPLATE("the same idempotency key twice in one batch is a conflict",
+                   Backend, BACKENDS) {
+  Backend backend;
+  auto appended = append(
+      *backend.store, {text_entry("c1", "a", "k"), text_entry("c1", "b", "k")});
+  REQUIRE_FALSE(appended.has_value());
+  CHECK(appended.error().code == ErrorCode::kConflict);
+  CHECK(backend.store->last_sequence() == 0);
+}
+
+TEST_CASE_TEMPLATE("idempotency lookup finds the log sequence of the key",
+                   Backend, BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store,
+                 {text_entry("c1", "a"), text_entry("c1", "b", "key-b")}));
+  CHECK(*backend.store->find_idempotency_key("key-b") == 2);
+  CHECK(*backend.store->find_idempotency_key("key-x") == std::nullopt);
+}
+
+TEST_CASE_TEMPLATE("the channel index numbers each channel densely", Backend,
+                   BACKENDS) {
+  Backend backend;
+  log::LogStore& store = *backend.store;
+  auto appended = append(
+      store, {text_entry("c1", "1a"), text_entry("c2", "2a"),
+              text_entry("", "none"), text_entry("c1", "1b"),
+              text_entry("c1x", "prefix-neighbour"), text_entry("c1", "1c")});
+  REQUIRE(appended.has_value());
+  std::vector<std::uint64_t> channel_sequences;
+  for (const auto& position : *appended) {
+    channel_sequences.push_back(position.channel_sequence);
+  }
+  CHECK(channel_sequences == std::vector<std::uint64_t>{1, 1, 0, 2, 1, 3});
+  CHECK(channel_texts(store, "c1") ==
+        std::vector<std::string>{"1a", "1b", "1c"});
+  CHECK(channel_texts(store, "c1", 2, 2) == std::vector<std::string>{"1b"});
+  CHECK(channel_texts(store, "c2") == std::vector<std::string>{"2a"});
+  CHECK(channel_texts(store, "nope").empty());
+  CHECK(*store.last_channel_sequence("c1") == 3);
+  CHECK(*store.last_channel_sequence("nope") == 0);
+
+  std::vector<std::uint64_t> log_sequences;
+  store.read_channel("c1", 1, kLastSequence,
+                     [&](std::uint64_t, std::uint64_t log_sequence, auto) {
+                       log_sequences.push_back(log_sequence);
+                       return true;
+                     });
+  CHECK(log_sequences == std::vector<std::uint64_t>{1, 4, 6});
+}
+
+TEST_CASE_TEMPLATE("a channel id over 255 bytes is refused", Backend,
+                   BACKENDS) {
+  Backend backend;
+  auto appended =
+      append(*backend.store, {text_entry(std::string(256, 'c'), "a")});
+  REQUIRE_FALSE(appended.has_value());
+  CHECK(appended.error().code == ErrorCode::kInvalidArgument);
+  CHECK(append(*backend.store, {text_entry(std::string(255, 'c'), "a")}));
+}
+
+TEST_CASE_TEMPLATE("concurrent appenders get distinct dense sequences", Backend,
+                   BACKENDS) {
+  Backend backend;
+  constexpr int kThreads = 8;
+  constexpr int kAppends = 200;
+  std::mutex mutex;
+  std::set<std::uint64_t> sequences;
+  std::set<std::uint64_t> channel_sequences;
+  std::atomic<int> failures = 0;
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kAppends; ++i) {
+          auto appended =
+              append(*backend.store, {text_entry("shared", std::to_string(t))});
+          if (!appended) {
+            ++failures;
+            continue;
+          }
+          std::lock_guard lock(mutex);
+          sequences.insert((*appended)[0].log_sequence);
+          channel_sequences.insert((*appended)[0].channel_sequence);
+        }
+      });
+    }
+  }
+  CHECK(failures == 0);
+  REQUIRE(sequences.size() == kThreads * kAppends);
+  CHECK(*sequences.begin() == 1);
+  CHECK(*sequences.rbegin() == kThreads * kAppends);
+  CHECK(channel_sequences.size() == kThreads * kAppends);
+  CHECK(*channel_sequences.rbegin() == kThreads * kAppends);
+  CHECK(backend.store->last_sequence() == kThreads * kAppends);
+  CHECK(channel_texts(*backend.store, "shared").size() == kThreads * kAppends);
+}
+
+TEST_CASE_TEMPLATE("tail delivers old then new records in order, once each",
+                   Backend, BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("", "0"), text_entry("", "1")}));
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<std::pair<std::uint64_t, std::string>> seen;
+  log::Tail tail(
+      *backend.store, 2,
+      [&](std::uint64_t sequence, std::string_view record) {
+        std::lock_guard lock(mutex);
+        seen.emplace_back(sequence, text_of(record));
+        cv.notify_all();
+        return true;
+      },
+      [](const log::Error& error) { FAIL(error.message); });
+  tail.start();
+  for (int i = 2; i < 50; ++i) {
+    REQUIRE(append(*backend.store, {text_entry("", std::to_string(i))}));
+  }
+  {
+    std::unique_lock lock(mutex);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(10),
+                        [&] { return seen.size() >= 49; }));
+  }
+  tail.stop();
+  REQUIRE(seen.size() == 49);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK(seen[i].first == i + 2);
+    CHECK(seen[i].second == std::to_string(i + 1));
+  }
+}
+
+TEST_CASE_TEMPLATE("wait_for_append returns when a record arrives", Backend,
+                   BACKENDS) {
+  Backend backend;
+  std::jthread appender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    (void)append(*backend.store, {text_entry("", "late")});
+  });
+  CHECK(backend.store->wait_for_append(0, std::chrono::seconds(10)) == 1);
+  CHECK(backend.store->wait_for_append(1, std::chrono::milliseconds(1)) == 1);
+}
+
+TEST_CASE_TEMPLATE("calls after close fail with closed", Backend, BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("", "a")}));
+  REQUIRE(backend.store->close());
+  REQUIRE(backend.store->close());
+  auto appended = append(*backend.store, {text_entry("", "b")});
+  REQUIRE_FALSE(appended.has_value());
+  CHECK(appended.error().code == ErrorCode::kClosed);
+  auto read = backend.store->read(1, 1, [](auto, auto) { return true; });
+  REQUIRE_FALSE(read.has_value());
+  CHECK(read.error().code == ErrorCode::kClosed);
+}
+
+}  // namespace
+}  // namespace parley

@@ -1,0 +1,333 @@
+// The RocksDB backend across reopen, torn tails, corruption and failures.
+// Damage is done with real byte surgery on the files RocksDB wrote.
+#include <doctest/doctest.h>
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+
+#include "log/rocksdb_layout.h"
+#include "log/rocksdb_log_store.h"
+#include "tests/test_support.h"
+
+namespace parley {
+namespace {
+
+namespace fs = std::filesystem;
+using log::ErrorCode;
+using log::kLastSequence;
+using testing::text_entry;
+using testing::text_of;
+
+log::OpenedLogStore open_store(const fs::path& dir,
+                               log::RocksDbOptions options = {}) {
+  auto opened = log::open_rocksdb_log_store(dir, options);
+  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  return std::move(*opened);
+}
+
+void append_texts(log::LogStore& store, int first, int last,
+                  std::string_view channel = "c1") {
+  for (int i = first; i <= last; ++i) {
+    std::vector<log::AppendEntry> batch{
+        text_entry(channel, std::to_string(i), "key-" + std::to_string(i))};
+    auto appended = store.append(batch);
+    REQUIRE_MESSAGE(appended.has_value(), appended.error().message);
+  }
+}
+
+std::vector<std::string> all_texts(const log::LogStore& store) {
+  std::vector<std::string> seen;
+  auto read = store.read(1, kLastSequence, [&](auto, std::string_view record) {
+    seen.push_back(text_of(record));
+    return true;
+  });
+  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  return seen;
+}
+
+std::vector<std::string> numbers(int first, int last) {
+  std::vector<std::string> out;
+  for (int i = first; i <= last; ++i) out.push_back(std::to_string(i));
+  return out;
+}
+
+// The RocksDB WAL file with the highest number.
+fs::path newest_wal(const fs::path& dir) {
+  std::vector<fs::path> wals;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".log") wals.push_back(entry.path());
+  }
+  REQUIRE_FALSE(wals.empty());
+  return *std::max_element(wals.begin(), wals.end());
+}
+
+TEST_CASE("everything acked before close is there after reopen") {
+  testing::ScratchDir dir;
+  {
+    auto opened = open_store(dir.path());
+    CHECK(opened.recovery.created);
+    append_texts(*opened.store, 1, 20);
+  }
+  auto reopened = open_store(dir.path());
+  CHECK_FALSE(reopened.recovery.created);
+  CHECK_FALSE(reopened.recovery.torn_tail);
+  CHECK(reopened.recovery.last_sequence == 20);
+  CHECK(all_texts(*reopened.store) == numbers(1, 20));
+  append_texts(*reopened.store, 21, 25);
+  CHECK(reopened.store->last_sequence() == 25);
+  CHECK(all_texts(*reopened.store) == numbers(1, 25));
+}
+
+TEST_CASE("channel sequences and idempotency keys survive reopen") {
+  testing::ScratchDir dir;
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 3, "c1");
+    append_texts(*opened.store, 4, 5, "c2");
+  }
+  auto reopened = open_store(dir.path());
+  log::LogStore& store = *reopened.store;
+  CHECK(*store.last_channel_sequence("c1") == 3);
+  CHECK(*store.find_idempotency_key("key-4") == 4);
+  std::vector<log::AppendEntry> batch{text_entry("c1", "6")};
+  auto appended = store.append(batch);
+  REQUIRE(appended.has_value());
+  CHECK((*appended)[0].channel_sequence == 4);
+  std::vector<log::AppendEntry> duplicate{text_entry("c2", "7", "key-5")};
+  auto conflict = store.append(duplicate);
+  REQUIRE_FALSE(conflict.has_value());
+  CHECK(conflict.error().code == ErrorCode::kConflict);
+}
+
+TEST_CASE("a torn WAL tail is tolerated and reported") {
+  testing::ScratchDir dir;
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 30);
+  }
+  fs::path wal = newest_wal(dir.path());
+  fs::resize_file(wal, fs::file_size(wal) - 3);
+
+  auto reopened = open_store(dir.path());
+  CHECK(reopened.recovery.torn_tail);
+  CHECK_FALSE(reopened.recovery.detail.empty());
+  MESSAGE("torn tail reported as: " << reopened.recovery.detail);
+  // The last record was cut; every one before it is intact.
+  CHECK(reopened.recovery.last_sequence == 29);
+  CHECK(all_texts(*reopened.store) == numbers(1, 29));
+  append_texts(*reopened.store, 30, 31);
+  CHECK(all_texts(*reopened.store) == numbers(1, 31));
+}
+
+TEST_CASE("a byte flipped mid-WAL refuses to open and names the damage") {
+  testing::ScratchDir dir;
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 100);
+  }
+  fs::path wal = newest_wal(dir.path());
+  std::uintmax_t size = fs::file_size(wal);
+  {
+    std::fstream file(wal, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(size / 2);
+    char byte = 0;
+    file.read(&byte, 1);
+    file.seekp(size / 2);
+    byte = static_cast<char>(byte ^ 0x5a);
+    file.write(&byte, 1);
+  }
+  auto reopened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(reopened.has_value());
+  CHECK(reopened.error().code == ErrorCode::kCorruption);
+  MESSAGE("refused with: " << reopened.error().message);
+  CHECK(reopened.error().message.find("damaged before its end") !=
+        std::string::npos);
+  // Refusing changed nothing: the same damage is found again.
+  auto again = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(again.has_value());
+  CHECK(again.error().code == ErrorCode::kCorruption);
+}
+
+// Direct RocksDB access to a closed store, for damage the WAL cannot show.
+struct RawStore {
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+
+  explicit RawStore(const fs::path& dir) {
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    for (std::string name :
+         {"default", "log", "channel_index", "idempotency", "meta"}) {
+      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    }
+    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir.string(), families,
+                              &handles, &db)
+                .ok());
+  }
+  ~RawStore() {
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    delete db;
+  }
+  void put(int family, std::string_view key, std::string_view value) {
+    REQUIRE(db->Put(rocksdb::WriteOptions(), handles[family],
+                    rocksdb::Slice(key.data(), key.size()),
+                    rocksdb::Slice(value.data(), value.size()))
+                .ok());
+  }
+};
+
+TEST_CASE(
+    "a stored record failing verification is corruption at its sequence") {
+  testing::ScratchDir dir;
+  std::string record;
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 5);
+    opened.store->read(3, 3, [&](auto, std::string_view bytes) {
+      record = bytes;
+      return true;
+    });
+  }
+  record[record.size() / 2] ^= 0x7f;
+  record.resize(record.size() - 9);
+  RawStore(dir.path()).put(1, log::rocksdb_layout::encode_be64(3), record);
+
+  auto reopened = open_store(dir.path());
+  std::vector<std::uint64_t> visited;
+  auto read = reopened.store->read(1, kLastSequence, [&](auto sequence, auto) {
+    visited.push_back(sequence);
+    return true;
+  });
+  REQUIRE_FALSE(read.has_value());
+  CHECK(read.error().code == ErrorCode::kCorruption);
+  CHECK(read.error().message.starts_with("log sequence 3:"));
+  CHECK(visited == std::vector<std::uint64_t>{1, 2});
+  auto by_channel = reopened.store->read_channel(
+      "c1", 1, kLastSequence, [](auto, auto, auto) { return true; });
+  REQUIRE_FALSE(by_channel.has_value());
+  CHECK(by_channel.error().message.starts_with("log sequence 3:"));
+}
+
+TEST_CASE("a store of another format version is refused") {
+  testing::ScratchDir dir;
+  { open_store(dir.path()); }
+  RawStore(dir.path()).put(4, "format_version", "2");
+  auto reopened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(reopened.has_value());
+  CHECK(reopened.error().code == ErrorCode::kVersionMismatch);
+  CHECK(reopened.error().message ==
+        "store format version 2, this build reads version 1");
+}
+
+TEST_CASE("a RocksDB database that is not a Parley store is refused") {
+  testing::ScratchDir dir;
+  {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* db = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, dir.path().string(), &db).ok());
+    delete db;
+  }
+  auto opened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(opened.has_value());
+  CHECK(opened.error().code == ErrorCode::kCorruption);
+  CHECK(opened.error().message.find("not a Parley store") != std::string::npos);
+}
+
+TEST_CASE("opening a missing store without create_if_missing is not found") {
+  testing::ScratchDir dir;
+  auto opened = log::open_rocksdb_log_store(dir.path() / "absent",
+                                            {.create_if_missing = false});
+  REQUIRE_FALSE(opened.has_value());
+  CHECK(opened.error().code == ErrorCode::kNotFound);
+  CHECK_FALSE(fs::exists(dir.path() / "absent"));
+}
+
+TEST_CASE("a store already open elsewhere is busy") {
+  testing::ScratchDir dir;
+  auto first = open_store(dir.path());
+  auto second = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(second.has_value());
+  CHECK(second.error().code == ErrorCode::kBusy);
+}
+
+// Fails every WAL sync once armed, as a dying disk would.
+class FailingSyncFileSystem : public rocksdb::FileSystemWrapper {
+ public:
+  explicit FailingSyncFileSystem(const std::shared_ptr<FileSystem>& base)
+      : FileSystemWrapper(base) {}
+  const char* Name() const override { return "FailingSyncFileSystem"; }
+
+  rocksdb::IOStatus NewWritableFile(
+      const std::string& name, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSWritableFile>* file,
+      rocksdb::IODebugContext* debug) override {
+    rocksdb::IOStatus status =
+        target()->NewWritableFile(name, options, file, debug);
+    if (status.ok() && name.ends_with(".log")) {
+      *file = std::make_unique<File>(std::move(*file), armed);
+    }
+    return status;
+  }
+
+  std::atomic<bool> armed = false;
+
+ private:
+  class File : public rocksdb::FSWritableFileOwnerWrapper {
+   public:
+    File(std::unique_ptr<rocksdb::FSWritableFile> file,
+         const std::atomic<bool>& armed)
+        : FSWritableFileOwnerWrapper(std::move(file)), armed_(armed) {}
+    rocksdb::IOStatus Sync(const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* debug) override {
+      if (armed_) return rocksdb::IOStatus::IOError("injected sync failure");
+      return target()->Sync(options, debug);
+    }
+    rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
+                            rocksdb::IODebugContext* debug) override {
+      if (armed_) return rocksdb::IOStatus::IOError("injected sync failure");
+      return target()->Fsync(options, debug);
+    }
+
+   private:
+    const std::atomic<bool>& armed_;
+  };
+};
+
+TEST_CASE("a failed sync makes the store refuse every later append") {
+  testing::ScratchDir dir;
+  auto file_system =
+      std::make_shared<FailingSyncFileSystem>(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+  {
+    auto opened = open_store(dir.path(), {.env = env.get()});
+    append_texts(*opened.store, 1, 3);
+    file_system->armed = true;
+    std::vector<log::AppendEntry> batch{text_entry("c1", "4")};
+    auto failed = opened.store->append(batch);
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(failed.error().code == ErrorCode::kIoError);
+    CHECK(failed.error().message.find("injected sync failure") !=
+          std::string::npos);
+    file_system->armed = false;
+    std::vector<log::AppendEntry> later{text_entry("c1", "5")};
+    auto refused = opened.store->append(later);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == ErrorCode::kFailed);
+    CHECK(refused.error().message.find("refusing appends") !=
+          std::string::npos);
+    CHECK(opened.store->last_sequence() == 3);
+  }
+  auto reopened = open_store(dir.path());
+  std::vector<std::string> texts = all_texts(*reopened.store);
+  // The failed record was never acked; it may or may not have reached disk.
+  REQUIRE(texts.size() >= 3);
+  CHECK(std::vector(texts.begin(), texts.begin() + 3) == numbers(1, 3));
+  CHECK(texts.size() <= 4);
+}
+
+}  // namespace
+}  // namespace parley

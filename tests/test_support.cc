@@ -1,0 +1,57 @@
+#include "tests/test_support.h"
+
+#include <flatbuffers/flexbuffers.h>
+#include <stdlib.h>
+
+#include <stdexcept>
+
+#include "parley/schemas/log_generated.h"
+#include "schemas/record.h"
+
+namespace parley::testing {
+
+std::string text_record(std::string_view channel, std::string_view text) {
+  flexbuffers::Builder data;
+  data.Map([&] { data.String("text", std::string(text)); });
+  data.Finish();
+  return schema::build_envelope_record({
+      .channel_id = channel,
+      .sender_id = "18ea415ef6a36d322e5068cfe782b291",
+      .event_type = "ag2.msg.text",
+      .event_data = data.GetBuffer(),
+      .envelope_id = "18ea415ef6bf60ef829f7f6b08b41809",
+      .created_at = "2026-01-01T00:00:00+00:00",
+  });
+}
+
+std::string text_of(std::string_view record) {
+  const auto* envelope = schema::GetRecord(record.data())->body_as_Envelope();
+  if (envelope == nullptr) throw std::logic_error("not an envelope record");
+  return envelope->event_data_flexbuffer_root()
+      .AsMap()["text"]
+      .AsString()
+      .str();
+}
+
+log::AppendEntry text_entry(std::string_view channel, std::string_view text,
+                            std::string_view idempotency_key) {
+  return {.record = text_record(channel, text),
+          .channel = std::string(channel),
+          .idempotency_key = std::string(idempotency_key)};
+}
+
+ScratchDir::ScratchDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "parley-test-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("mkdtemp failed for " + pattern);
+  }
+  path_ = pattern;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+}  // namespace parley::testing

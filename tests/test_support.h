@@ -1,0 +1,37 @@
+// Helpers shared by the test suites: records with a readable payload, and
+// scratch directories.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "log/log_store.h"
+
+namespace parley::testing {
+
+// A valid envelope record in `channel` whose event_data is {"text": text}.
+std::string text_record(std::string_view channel, std::string_view text);
+
+// event_data.text of an envelope record (read through FlexBuffers).
+std::string text_of(std::string_view record);
+
+// An entry for LogStore::append indexed under `channel` and `key`.
+log::AppendEntry text_entry(std::string_view channel, std::string_view text,
+                            std::string_view idempotency_key = {});
+
+// A fresh directory under the system temp dir, removed with its contents
+// when the object goes.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace parley::testing

@@ -1,0 +1,21 @@
+// The parley command line: one binary, subcommands.
+#include <CLI/CLI.hpp>
+
+#include "tools/exit_codes.h"
+#include "tools/log_info_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app("parley: a durable, event-sourced hub for AG2 agent networks");
+  app.require_subcommand(1);
+  int exit_code = parley::tools::kExitOk;
+  auto* log = app.add_subcommand("log", "Inspect a store's log");
+  log->require_subcommand(1);
+  parley::tools::add_log_info_command(*log, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    int code = app.exit(error);
+    return code == 0 ? parley::tools::kExitOk : parley::tools::kExitUsage;
+  }
+  return exit_code;
+}
