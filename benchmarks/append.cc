@@ -14,6 +14,7 @@
 
 #include <flatbuffers/flexbuffers.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -30,7 +31,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <optional>
 #include <random>
 #include <span>
@@ -72,16 +72,19 @@ class BenchmarkError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void check(const log::Result<void>& result, std::string_view what) {
-  if (result) return;
+[[noreturn]] void fail(std::string_view what, const log::Error& error) {
   throw BenchmarkError(std::string(what) + " failed (" +
-                       std::string(log::to_string(result.error().code)) +
-                       "): " + result.error().message);
+                       std::string(log::to_string(error.code)) +
+                       "): " + error.message);
+}
+
+void check(const log::Result<void>& result, std::string_view what) {
+  if (!result) fail(what, result.error());
 }
 
 template <typename T>
 T value_or_throw(log::Result<T> result, std::string_view what) {
-  if (!result) check(std::unexpected(std::move(result.error())), what);
+  if (!result) fail(what, result.error());
   return std::move(*result);
 }
 
@@ -460,12 +463,12 @@ Measurement measure_scan(std::uint64_t records, const RecordPool& pool,
     best = std::min(best, timed_scan(*store, records));
   }
   store.close();
-  Measurement scan;
-  scan.name = "scan";
-  scan.ops = records;
-  scan.seconds = best;
-  scan.record_bytes = pool.record_bytes();
-  return scan;
+  return {.name = "scan",
+          .ops = records,
+          .seconds = best,
+          .record_bytes = pool.record_bytes(),
+          .p50_us = std::nullopt,
+          .p99_us = std::nullopt};
 }
 
 // --- main -------------------------------------------------------------------
@@ -477,9 +480,12 @@ struct Options {
   fs::path dir = fs::temp_directory_path();
 };
 
+// Flushes the OS's dirty pages first, so that writeback left over from
+// earlier work does not slow this scenario's fsyncs.
 Measurement run_scenario(const std::string& name, std::uint64_t ops,
                          const RecordPool& pool, const fs::path& base) {
   using log::Durability;
+  ::sync();
   if (name == "append_sync_1") {
     return measure_appends(name, Durability::kSync, 1, ops, pool, base);
   }
@@ -500,7 +506,7 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw BenchmarkError("cannot write " + path);
 }
 
-int run(const Options& options) {
+void run(const Options& options) {
   const RecordPool pool(kDistinctRecords);
   std::printf("Record:     %zu bytes (ag2.msg.text envelope, FlatBuffers)\n",
               pool.record_bytes());
@@ -518,13 +524,21 @@ int run(const Options& options) {
   const std::string json = json_summary(measurements);
   std::printf("%s", json.c_str());
   if (!options.json_path.empty()) write_file(options.json_path, json);
-  return 0;
+}
+
+std::string default_ops_help() {
+  std::string help = "Operations (scan: records) per scenario; default:";
+  for (const std::string& name : kScenarios) {
+    help += " " + name + "=" + std::to_string(kDefaultOps.at(name));
+  }
+  return help;
 }
 
 }  // namespace
 }  // namespace parley::bench
 
 int main(int argc, char** argv) {
+  using parley::bench::default_ops_help;
   using parley::bench::kScenarios;
   parley::bench::Options options;
   CLI::App app{"Append and scan throughput of the RocksDB LogStore"};
@@ -533,10 +547,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember(kScenarios));
   std::uint64_t num = 0;
-  app.add_option("--num", num,
-                 "Operations (scan: records) per scenario; default: "
-                 "20000 / 200000 / 200000 / 1000000")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--num", num, default_ops_help())->check(CLI::PositiveNumber);
   app.add_option("--json", options.json_path,
                  "Also write the JSON summary to this file");
   app.add_option("--dir", options.dir,
@@ -545,10 +556,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (app.count("--num") > 0) options.num = num;
   try {
-    return parley::bench::run(options);
+    parley::bench::run(options);
   } catch (const std::exception& error) {
     std::fflush(stdout);
     std::cerr << "parley-bench-append: " << error.what() << "\n";
     return 1;
   }
+  return 0;
 }

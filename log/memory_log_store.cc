@@ -14,6 +14,9 @@ namespace {
 class MemoryLogStore final : public LogStore {
  public:
   Result<std::vector<Position>> append(std::span<AppendEntry> batch) override {
+    if (auto checked = Sequencer::check_entries(batch); !checked) {
+      return std::unexpected(checked.error());
+    }
     std::lock_guard lock(mutex_);
     if (closed_) return closed_error();
     auto positions = sequencer_.assign(batch, lookups_);

@@ -113,8 +113,9 @@ class RocksDbLogStore final : public LogStore {
   Result<void> close() override;
 
  private:
-  // One append call waiting in the group-commit queue; lives on the
-  // appending thread's stack until `done`.
+  // One append call in the group-commit queue. Shared by the appending
+  // thread and the leader that writes it, so the leader may wake it after
+  // releasing the mutex.
   struct Writer {
     std::span<AppendEntry> batch;
     Result<std::vector<Position>> result;
@@ -122,9 +123,11 @@ class RocksDbLogStore final : public LogStore {
     std::condition_variable wake;
   };
 
+  using WriterPtr = std::shared_ptr<Writer>;
+
   Result<std::vector<Position>> lead(std::unique_lock<std::mutex>& lock,
-                                     Writer& self);
-  rocksdb::Status write_group(const std::vector<Writer*>& group);
+                                     const WriterPtr& self);
+  rocksdb::Status write_group(const std::vector<WriterPtr>& group);
   Result<std::uint64_t> durable_last_channel_sequence(
       std::string_view channel) const;
   Result<bool> durable_key_exists(std::string_view key) const;
@@ -135,7 +138,7 @@ class RocksDbLogStore final : public LogStore {
   // Guards everything below. Held while sequencing, never during a write.
   mutable std::mutex mutex_;
   mutable std::condition_variable appended_;
-  std::deque<Writer*> queue_;  // sequenced, not yet written, in order
+  std::deque<WriterPtr> queue_;  // sequenced, not yet written, in order
   bool leader_active_ = false;
   std::atomic<bool> closed_ = false;  // also read without the lock
   std::optional<Error> failed_;
@@ -152,8 +155,11 @@ class RocksDbLogStore final : public LogStore {
 
 Result<std::vector<Position>> RocksDbLogStore::append(
     std::span<AppendEntry> batch) {
-  Writer self;
-  self.batch = batch;
+  if (auto checked = Sequencer::check_entries(batch); !checked) {
+    return std::unexpected(checked.error());
+  }
+  auto self = std::make_shared<Writer>();
+  self->batch = batch;
   std::unique_lock lock(mutex_);
   if (closed_) {
     return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
@@ -161,27 +167,29 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   if (failed_) return std::unexpected(*failed_);
   auto positions = sequencer_.assign(batch, lookups_);
   if (!positions) return positions;
-  self.result = std::move(positions);
-  queue_.push_back(&self);
-  self.wake.wait(lock, [&] {
-    return self.done || (!leader_active_ && queue_.front() == &self);
+  self->result = std::move(positions);
+  queue_.push_back(self);
+  self->wake.wait(lock, [&] {
+    return self->done || (!leader_active_ && queue_.front() == self);
   });
-  if (self.done) return std::move(self.result);
+  if (self->done) return std::move(self->result);
   return lead(lock, self);
 }
 
 // Writes every queued writer as one group with one sync. Runs on the thread
 // of the writer at the front of the queue while no other leader is active.
+// Wakes the others after releasing the mutex, so a woken writer does not
+// block on it again.
 Result<std::vector<Position>> RocksDbLogStore::lead(
-    std::unique_lock<std::mutex>& lock, Writer& self) {
+    std::unique_lock<std::mutex>& lock, const WriterPtr& self) {
   leader_active_ = true;
-  std::vector<Writer*> group(queue_.begin(), queue_.end());
+  std::vector<WriterPtr> group(queue_.begin(), queue_.end());
   queue_.clear();
   lock.unlock();
   rocksdb::Status status = write_group(group);
   lock.lock();
   if (status.ok()) {
-    for (Writer* writer : group) {
+    for (const WriterPtr& writer : group) {
       for (const AppendEntry& entry : writer->batch) {
         if (!entry.idempotency_key.empty()) {
           sequencer_.key_committed(entry.idempotency_key);
@@ -197,25 +205,32 @@ Result<std::vector<Position>> RocksDbLogStore::lead(
                         "); refusing appends until the store is reopened"};
     Error write_error{ErrorCode::kIoError,
                       "log append failed: " + status.ToString()};
-    for (Writer* writer : group) writer->result = std::unexpected(write_error);
-    for (Writer* writer : queue_) writer->result = std::unexpected(*failed_);
+    for (const WriterPtr& writer : group) {
+      writer->result = std::unexpected(write_error);
+    }
+    for (const WriterPtr& writer : queue_) {
+      writer->result = std::unexpected(*failed_);
+    }
     group.insert(group.end(), queue_.begin(), queue_.end());
     queue_.clear();
   }
-  for (Writer* writer : group) {
-    writer->done = true;
-    if (writer != &self) writer->wake.notify_one();
-  }
+  for (const WriterPtr& writer : group) writer->done = true;
   leader_active_ = false;
-  if (!queue_.empty()) queue_.front()->wake.notify_one();
+  WriterPtr next_leader = queue_.empty() ? nullptr : queue_.front();
+  auto result = std::move(self->result);
+  lock.unlock();
+  for (const WriterPtr& writer : group) {
+    if (writer != self) writer->wake.notify_one();
+  }
+  if (next_leader) next_leader->wake.notify_one();
   appended_.notify_all();
-  return std::move(self.result);
+  return result;
 }
 
 rocksdb::Status RocksDbLogStore::write_group(
-    const std::vector<Writer*>& group) {
+    const std::vector<WriterPtr>& group) {
   rocksdb::WriteBatch batch;
-  for (const Writer* writer : group) {
+  for (const WriterPtr& writer : group) {
     for (std::size_t i = 0; i < writer->batch.size(); ++i) {
       const AppendEntry& entry = writer->batch[i];
       const Position& position = (*writer->result)[i];

@@ -6,9 +6,7 @@
 
 namespace parley::log {
 
-Result<void> Sequencer::check(std::span<AppendEntry> batch,
-                              const Lookups& lookups) {
-  std::unordered_set<std::string_view> batch_keys;
+Result<void> Sequencer::check_entries(std::span<AppendEntry> batch) {
   for (std::size_t i = 0; i < batch.size(); ++i) {
     AppendEntry& entry = batch[i];
     if (!schema::verify_record(entry.record) ||
@@ -25,6 +23,15 @@ Result<void> Sequencer::check(std::span<AppendEntry> batch,
                     std::to_string(entry.channel.size()) + " bytes exceeds " +
                     std::to_string(kMaxChannelIdBytes)});
     }
+  }
+  return {};
+}
+
+Result<void> Sequencer::check_indexes(std::span<AppendEntry> batch,
+                                      const Lookups& lookups) {
+  std::unordered_set<std::string_view> batch_keys;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const AppendEntry& entry = batch[i];
     if (!entry.channel.empty() &&
         !last_channel_sequence_.contains(entry.channel)) {
       auto last = lookups.last_channel_sequence(entry.channel);
@@ -50,7 +57,7 @@ Result<void> Sequencer::check(std::span<AppendEntry> batch,
 
 Result<std::vector<Position>> Sequencer::assign(std::span<AppendEntry> batch,
                                                 const Lookups& lookups) {
-  if (auto checked = check(batch, lookups); !checked) {
+  if (auto checked = check_indexes(batch, lookups); !checked) {
     return std::unexpected(checked.error());
   }
   std::vector<Position> positions;

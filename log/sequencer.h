@@ -32,9 +32,14 @@ class Sequencer {
   explicit Sequencer(std::uint64_t last_log_sequence)
       : last_log_sequence_(last_log_sequence) {}
 
-  // Checks every entry (record verifies and can be stamped, channel id
-  // length, idempotency key unused), then numbers the batch and stamps the
-  // records. On error nothing changed.
+  // Checks what needs no sequencer state: every record verifies and can be
+  // stamped, every channel id fits. Thread safe; call it before taking the
+  // lock that guards assign().
+  static Result<void> check_entries(std::span<AppendEntry> batch);
+
+  // Checks that no idempotency key of a batch that passed check_entries is
+  // in use, then numbers the batch and stamps the records. On error nothing
+  // changed.
   Result<std::vector<Position>> assign(std::span<AppendEntry> batch,
                                        const Lookups& lookups);
 
@@ -45,7 +50,8 @@ class Sequencer {
   std::uint64_t last_assigned() const { return last_log_sequence_; }
 
  private:
-  Result<void> check(std::span<AppendEntry> batch, const Lookups& lookups);
+  Result<void> check_indexes(std::span<AppendEntry> batch,
+                             const Lookups& lookups);
 
   std::uint64_t last_log_sequence_;
   std::unordered_map<std::string, std::uint64_t> last_channel_sequence_;
