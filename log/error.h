@@ -27,6 +27,11 @@ struct Error {
 template <typename T>
 using Result = std::expected<T, Error>;
 
+// The error of every call on a closed store.
+inline std::unexpected<Error> closed_error() {
+  return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
+}
+
 // A stable lower-case name for the code, e.g. "corruption".
 std::string_view to_string(ErrorCode code);
 

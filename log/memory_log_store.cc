@@ -119,10 +119,6 @@ class MemoryLogStore final : public LogStore {
   }
 
  private:
-  static std::unexpected<Error> closed_error() {
-    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
-  }
-
   mutable std::mutex mutex_;
   mutable std::condition_variable appended_;
   bool closed_ = false;

@@ -130,7 +130,8 @@ class RocksDbLogStore final : public LogStore {
   rocksdb::Status write_group(const std::vector<WriterPtr>& group);
   Result<std::uint64_t> durable_last_channel_sequence(
       std::string_view channel) const;
-  Result<bool> durable_key_exists(std::string_view key) const;
+  Result<std::optional<std::uint64_t>> durable_find_key(
+      std::string_view key) const;
 
   Database database_;
   rocksdb::WriteOptions write_options_;
@@ -148,8 +149,11 @@ class RocksDbLogStore final : public LogStore {
           [this](std::string_view channel) {
             return durable_last_channel_sequence(channel);
           },
-      .key_exists =
-          [this](std::string_view key) { return durable_key_exists(key); }};
+      .key_exists = [this](std::string_view key) -> Result<bool> {
+        auto sequence = durable_find_key(key);
+        if (!sequence) return std::unexpected(sequence.error());
+        return sequence->has_value();
+      }};
   std::atomic<std::uint64_t> last_sequence_;  // highest acked
 };
 
@@ -161,9 +165,7 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   auto self = std::make_shared<Writer>();
   self->batch = batch;
   std::unique_lock lock(mutex_);
-  if (closed_) {
-    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
-  }
+  if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
   auto positions = sequencer_.assign(batch, lookups_);
   if (!positions) return positions;
@@ -255,9 +257,7 @@ rocksdb::Status RocksDbLogStore::write_group(
 
 Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
                                    const RecordVisitor& visit) const {
-  if (closed_) {
-    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
-  }
+  if (closed_) return closed_error();
   std::uint64_t expected = std::max<std::uint64_t>(from, 1);
   const std::uint64_t last = std::min<std::uint64_t>(to, last_sequence_);
   if (expected > last) return {};
@@ -300,9 +300,7 @@ Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
 Result<void> RocksDbLogStore::read_channel(std::string_view channel,
                                            std::uint64_t from, std::uint64_t to,
                                            const ChannelVisitor& visit) const {
-  if (closed_) {
-    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
-  }
+  if (closed_) return closed_error();
   if (channel.size() > kMaxChannelIdBytes) return {};
   std::uint64_t expected = std::max<std::uint64_t>(from, 1);
   if (expected > to) return {};
@@ -361,9 +359,12 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
 
 Result<std::optional<std::uint64_t>> RocksDbLogStore::find_idempotency_key(
     std::string_view key) const {
-  if (closed_) {
-    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
-  }
+  if (closed_) return closed_error();
+  return durable_find_key(key);
+}
+
+Result<std::optional<std::uint64_t>> RocksDbLogStore::durable_find_key(
+    std::string_view key) const {
   std::string value;
   rocksdb::Status status = database_.db->Get(
       rocksdb::ReadOptions(), database_[kIdempotency], slice(key), &value);
@@ -381,9 +382,7 @@ Result<std::optional<std::uint64_t>> RocksDbLogStore::find_idempotency_key(
 
 Result<std::uint64_t> RocksDbLogStore::last_channel_sequence(
     std::string_view channel) const {
-  if (closed_) {
-    return std::unexpected(Error{ErrorCode::kClosed, "log store is closed"});
-  }
+  if (closed_) return closed_error();
   return durable_last_channel_sequence(channel);
 }
 
@@ -405,15 +404,6 @@ Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
               "channel index of " + std::string(channel) + ": malformed key"});
   }
   return *sequence;
-}
-
-Result<bool> RocksDbLogStore::durable_key_exists(std::string_view key) const {
-  std::string value;
-  rocksdb::Status status = database_.db->Get(
-      rocksdb::ReadOptions(), database_[kIdempotency], slice(key), &value);
-  if (status.IsNotFound()) return false;
-  if (!status.ok()) return io_error("reading the idempotency index", status);
-  return true;
 }
 
 std::uint64_t RocksDbLogStore::wait_for_append(
@@ -576,7 +566,6 @@ Result<OpenedLogStore> open_rocksdb_log_store(
       !version) {
     return std::unexpected(version.error());
   }
-  opened->report.last_sequence = *last;
   return OpenedLogStore{
       std::make_unique<RocksDbLogStore>(std::move(opened->database),
                                         options.durability, *last),

@@ -39,7 +39,6 @@ struct RecoveryReport {
   bool created = false;    // the store did not exist and was created
   bool torn_tail = false;  // an incomplete WAL tail was dropped
   std::string detail;      // what RocksDB found, when torn_tail
-  std::uint64_t last_sequence = 0;
 };
 
 struct OpenedLogStore {

@@ -47,8 +47,6 @@ class Sequencer {
   // Lookups::key_exists.
   void key_committed(const std::string& key) { keys_in_flight_.erase(key); }
 
-  std::uint64_t last_assigned() const { return last_log_sequence_; }
-
  private:
   Result<void> check_indexes(std::span<AppendEntry> batch,
                              const Lookups& lookups);
