@@ -63,14 +63,28 @@ class LogStore {
  public:
   virtual ~LogStore() = default;
 
+  // Called by append() once the batch holds its sequences (stamped into
+  // its records), before append() waits for the batch to be durable. Every
+  // append that starts after the callback returned is sequenced after this
+  // batch, so a caller that serialises its appends may release its own lock
+  // here and let the next batch join the same group commit. Runs on the
+  // appending thread, with no lock of the store held.
+  using SequencedCallback = std::function<void(std::span<const Position>)>;
+
   // Appends `batch` atomically: all of it or none. Sequences are assigned in
   // batch order, densely after everything appended before. Fails with
   // kInvalidArgument (a record fails verification, a channel id is longer
   // than kMaxChannelIdBytes), kConflict (an idempotency key is already in
-  // the log or twice in flight), kFailed or kClosed; nothing is written then.
+  // the log or twice in flight), kFailed or kClosed; nothing is written then
+  // (and `on_sequenced` is not called). When the write or a sync fails
+  // after `on_sequenced` ran, fails with kIoError or kFailed and the store
+  // is failed from then on.
   // Concurrent appends are group-committed.
   virtual Result<std::vector<Position>> append(
-      std::span<AppendEntry> batch) = 0;
+      std::span<AppendEntry> batch, const SequencedCallback& on_sequenced) = 0;
+  Result<std::vector<Position>> append(std::span<AppendEntry> batch) {
+    return append(batch, {});
+  }
 
   // Visits records with from <= log_sequence <= to in order. Every record
   // passes the FlatBuffers Verifier and carries the sequence it is stored

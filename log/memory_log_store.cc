@@ -13,11 +13,14 @@ namespace {
 
 class MemoryLogStore final : public LogStore {
  public:
-  Result<std::vector<Position>> append(std::span<AppendEntry> batch) override {
+  using LogStore::append;
+  Result<std::vector<Position>> append(
+      std::span<AppendEntry> batch,
+      const SequencedCallback& on_sequenced) override {
     if (auto checked = Sequencer::check_entries(batch); !checked) {
       return std::unexpected(checked.error());
     }
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (closed_) return closed_error();
     auto positions = sequencer_.assign(batch, lookups_);
     if (!positions) return positions;
@@ -34,6 +37,8 @@ class MemoryLogStore final : public LogStore {
       }
     }
     appended_.notify_all();
+    lock.unlock();
+    if (on_sequenced) on_sequenced(*positions);
     return positions;
   }
 

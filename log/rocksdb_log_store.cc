@@ -97,7 +97,10 @@ class RocksDbLogStore final : public LogStore {
 
   ~RocksDbLogStore() override { (void)close(); }
 
-  Result<std::vector<Position>> append(std::span<AppendEntry> batch) override;
+  using LogStore::append;
+  Result<std::vector<Position>> append(
+      std::span<AppendEntry> batch,
+      const SequencedCallback& on_sequenced) override;
   Result<void> read(std::uint64_t from, std::uint64_t to,
                     const RecordVisitor& visit) const override;
   Result<void> read_channel(std::string_view channel, std::uint64_t from,
@@ -158,7 +161,7 @@ class RocksDbLogStore final : public LogStore {
 };
 
 Result<std::vector<Position>> RocksDbLogStore::append(
-    std::span<AppendEntry> batch) {
+    std::span<AppendEntry> batch, const SequencedCallback& on_sequenced) {
   if (auto checked = Sequencer::check_entries(batch); !checked) {
     return std::unexpected(checked.error());
   }
@@ -171,6 +174,12 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   if (!positions) return positions;
   self->result = std::move(positions);
   queue_.push_back(self);
+  if (on_sequenced) {
+    const std::vector<Position> sequenced = *self->result;
+    lock.unlock();
+    on_sequenced(sequenced);
+    lock.lock();
+  }
   self->wake.wait(lock, [&] {
     return self->done || (!leader_active_ && queue_.front() == self);
   });

@@ -1,4 +1,5 @@
 #include "schemas/record.h"
+#include "schemas/record_builder.h"
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -82,10 +83,14 @@ std::string build_envelope_record(const EnvelopeFields& envelope) {
           ? flatbuffers::Optional<std::int64_t>(*envelope.ttl_seconds)
           : flatbuffers::nullopt,
       envelope.hub_authored);
+  return finish_record(builder, Body::Envelope, table.Union());
+}
+
+std::string finish_record(flatbuffers::FlatBufferBuilder& builder, Body type,
+                          flatbuffers::Offset<void> body) {
   // The sequences are written even while zero so the log can stamp them.
   builder.ForceDefaults(true);
-  auto root = CreateRecord(builder, kSchemaVersion, 0, 0, Body::Envelope,
-                           table.Union());
+  auto root = CreateRecord(builder, kSchemaVersion, 0, 0, type, body);
   FinishRecordBuffer(builder, root);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
                      builder.GetSize());

@@ -1,6 +1,7 @@
 // The parley command line: one binary, subcommands.
 #include <CLI/CLI.hpp>
 
+#include "tools/exec_command.h"
 #include "tools/exit_codes.h"
 #include "tools/log_info_command.h"
 
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   auto* log = app.add_subcommand("log", "Inspect a store's log");
   log->require_subcommand(1);
   parley::tools::add_log_info_command(*log, exit_code);
+  parley::tools::add_exec_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

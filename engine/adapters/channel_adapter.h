@@ -1,0 +1,77 @@
+// The adapter contract (spec §5.1): the protocol that governs one channel
+// type. Adapters are pure: no I/O, no clock, no randomness; everything they
+// need is in the metadata, the envelope and the state. The hub calls them
+// on its writer (one mutation at a time); const members may be called from
+// any thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/channels/channel.h"
+#include "engine/envelope.h"
+#include "engine/error.h"
+
+namespace parley::engine {
+
+// One channel's folded adapter state. Each adapter defines its own.
+class AdapterState {
+ public:
+  virtual ~AdapterState() = default;
+  virtual std::unique_ptr<AdapterState> clone() const = 0;
+  // The state as AG2 reports it (`adapter_state`): compact JSON with AG2's
+  // field names.
+  virtual JsonText to_json() const = 0;
+};
+
+// What an accepted post asks of the channel (spec §4.7 step 13).
+struct AcceptResult {
+  std::optional<ChannelState> next_state;
+  std::string auto_close_reason;
+};
+
+// Who must act next (spec §7.6 `pending_turns_for`).
+struct ExpectedTurn {
+  std::string agent_id;
+  std::optional<std::string> triggering_envelope_id;
+};
+
+class ChannelAdapter {
+ public:
+  virtual ~ChannelAdapter() = default;
+
+  // The data half, snapshotted into every channel created with it.
+  virtual const ChannelManifest& manifest() const = 0;
+
+  // The empty state of a new channel. May snapshot metadata-derived facts,
+  // because fold() receives no metadata. Fails with a protocol error when
+  // the metadata cannot give a state (workflow `context_vars`).
+  virtual Result<std::unique_ptr<AdapterState>> initial_state(
+      const ChannelMetadata& metadata) const = 0;
+
+  // Folds one envelope of the channel's log into `state`, in place. Sees
+  // every envelope (invites, acks, hub lifecycle envelopes included) and
+  // must ignore what is not its business. Deterministic.
+  virtual void fold(const EnvelopeView& envelope,
+                    AdapterState& state) const = 0;
+
+  // Refuses a channel at creation (protocol error with AG2's message).
+  virtual Result<void> validate_create(
+      const ChannelMetadata& metadata) const = 0;
+
+  // Refuses a send before it is logged (protocol error with AG2's message).
+  virtual Result<void> validate_send(const ChannelMetadata& metadata,
+                                     const EnvelopeView& envelope,
+                                     const AdapterState& before) const = 0;
+
+  // Decides transitions after `envelope` was folded into `after`.
+  virtual AcceptResult on_accepted(const ChannelMetadata& metadata,
+                                   const EnvelopeView& envelope,
+                                   const AdapterState& after) const = 0;
+
+  virtual std::optional<ExpectedTurn> expected_next(
+      const ChannelMetadata& metadata, const AdapterState& state) const = 0;
+};
+
+}  // namespace parley::engine

@@ -1,0 +1,69 @@
+// The folded channels of a hub (spec §4): metadata projected from the log,
+// adapter state, and the causation index. Pure state: the hub folds log
+// records into it, on hydrate and live alike, through apply_envelope().
+//
+// Thread safety: none; the hub guards it (one writer, shared readers).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/adapters/channel_adapter.h"
+#include "engine/channels/channel.h"
+#include "engine/envelope.h"
+
+namespace parley::engine {
+
+// What the channel fold reads of one logged envelope.
+struct LoggedEnvelope {
+  EnvelopeView view;
+  std::string_view created_at;
+  std::optional<std::string_view> causation_id;
+  bool hub_authored = false;
+  std::uint64_t sequence = 0;  // per-channel
+  // `reason` of a hub-authored closed/expired envelope.
+  std::string_view close_reason;
+};
+
+struct ChannelEntry {
+  ChannelMetadata metadata;
+  // Both null while the channel is dormant: its adapter type is not
+  // registered (spec §7.5 step 4).
+  std::shared_ptr<const ChannelAdapter> adapter;
+  std::unique_ptr<AdapterState> state;
+  std::uint64_t last_sequence = 0;
+  // (sender_id, causation_id) -> the latest envelope id with that key;
+  // empty once the channel is terminal (spec §7.7).
+  std::map<std::pair<std::string, std::string>, std::string, std::less<>>
+      causation;
+};
+
+class ChannelTable {
+ public:
+  ChannelEntry& add(ChannelEntry entry);
+  ChannelEntry* find(std::string_view channel_id);
+  const ChannelEntry* find(std::string_view channel_id) const;
+
+  // Folds one logged envelope into its channel: invitees' acks and rejects
+  // while pending, the hub's own opened/closed/expired envelopes, the
+  // adapter state and the causation index. Envelopes that are not the
+  // hub's change no lifecycle state (spec §2.2).
+  static void apply_envelope(ChannelEntry& channel,
+                             const LoggedEnvelope& envelope);
+
+  // Channels in creation order.
+  const std::vector<ChannelEntry*>& in_order() const { return order_; }
+
+ private:
+  std::unordered_map<std::string, std::unique_ptr<ChannelEntry>> channels_;
+  std::vector<ChannelEntry*> order_;
+};
+
+}  // namespace parley::engine

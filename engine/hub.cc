@@ -1,0 +1,387 @@
+// The hub's frame: opening and hydrate, the commit of a batch, delivery,
+// and the read side. Identity mutations are in hub_identity.cc, channel
+// mutations and the post pipeline in hub_channels.cc.
+#include "engine/hub.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/adapters/builtin_adapters.h"
+#include "engine/event_types.h"
+#include "engine/flex_json.h"
+#include "engine/hub_commit.h"
+#include "engine/log_records.h"
+#include "engine/registry/glob.h"
+#include "parley/schemas/log_generated.h"
+
+namespace parley::engine {
+
+namespace {
+
+std::unexpected<Error> storage_error(const log::Error& error) {
+  return fail(ErrorKind::kStorage, std::string(log::to_string(error.code)) +
+                                       ": " + error.message);
+}
+
+// Python's slice bounds of [since:until] over `size` elements.
+std::pair<std::uint64_t, std::uint64_t> python_slice(
+    std::int64_t since, std::optional<std::int64_t> until, std::uint64_t size) {
+  const auto n = static_cast<std::int64_t>(size);
+  auto clamp = [n](std::int64_t at) {
+    if (at < 0) at += n;
+    return std::clamp<std::int64_t>(at, 0, n);
+  };
+  return {static_cast<std::uint64_t>(clamp(since)),
+          static_cast<std::uint64_t>(until ? clamp(*until) : n)};
+}
+
+}  // namespace
+
+void Hub::Commit::add_envelope(Envelope envelope, bool hub_authored,
+                               bool deliver) {
+  auto shared = std::make_shared<Envelope>(std::move(envelope));
+  entries.push_back(
+      {envelope_record(*shared, hub_authored), shared->channel_id});
+  envelopes.push_back({entries.size() - 1, std::move(shared), deliver});
+}
+
+Hub::Hub(HubOptions options)
+    : options_(std::move(options)),
+      store_(options_.store),
+      clock_(options_.clock ? options_.clock
+                            : std::make_shared<const SystemClock>()),
+      auth_(options_.auth ? options_.auth
+                          : std::make_shared<const AuthRegistry>()),
+      state_(adapters_) {}
+
+Hub::~Hub() { (void)close(); }
+
+Result<std::unique_ptr<Hub>> Hub::open(HubOptions options) {
+  if (!options.store) return invalid("a hub needs a log store");
+  std::unique_ptr<Hub> hub(new Hub(std::move(options)));
+  if (hub->options_.register_default_adapters) {
+    for (auto& adapter : builtin_adapters()) hub->adapters_.add(adapter);
+  }
+  for (auto& adapter : hub->options_.adapters) hub->adapters_.add(adapter);
+  if (auto hydrated = hub->hydrate(); !hydrated) {
+    return std::unexpected(hydrated.error());
+  }
+  if (auto expired = hub->expire_orphaned_pending(); !expired) {
+    return std::unexpected(expired.error());
+  }
+  return hub;
+}
+
+Result<void> Hub::close() {
+  std::lock_guard writer(writer_);
+  if (closed_) return {};
+  closed_ = true;
+  lifecycle_changed_.notify_all();
+  if (auto closed = store_->close(); !closed) {
+    return storage_error(closed.error());
+  }
+  return {};
+}
+
+Result<void> Hub::hydrate() {
+  std::unique_lock lock(state_mutex_);
+  Result<void> folded;
+  auto read = store_->read(
+      1, log::kLastSequence,
+      [&](std::uint64_t log_sequence, std::string_view record) {
+        folded = state_.apply(log_sequence, record);
+        return folded.has_value();
+      });
+  if (!read) return storage_error(read.error());
+  if (!folded) return folded;
+  minter_.observe(state_.largest_envelope_id);
+  return {};
+}
+
+Result<void> Hub::expire_orphaned_pending() {
+  std::vector<std::string> orphans;
+  {
+    std::shared_lock lock(state_mutex_);
+    for (const ChannelEntry* channel : state_.channels.in_order()) {
+      if (channel->metadata.state == ChannelState::kPending) {
+        orphans.push_back(channel->metadata.channel_id);
+      }
+    }
+  }
+  for (const auto& channel_id : orphans) {
+    auto expired = terminate_channel(channel_id, ChannelState::kExpired,
+                                     "hydrate_orphaned_pending");
+    if (!expired) return std::unexpected(expired.error());
+  }
+  return {};
+}
+
+Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
+  if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
+  if (failure_) return fail(ErrorKind::kStorage, *failure_);
+  if (batch.empty()) return {};
+  Result<void> folded;
+  auto positions = store_->append(
+      batch.entries, [&](std::span<const log::Position> positions) {
+        std::unique_lock lock(state_mutex_);
+        for (std::size_t i = 0; i < batch.entries.size() && folded; ++i) {
+          folded = state_.apply(positions[i].log_sequence,
+                                batch.entries[i].record);
+        }
+        for (auto& staged : batch.envelopes) {
+          staged.envelope->sequence = positions[staged.entry].channel_sequence;
+          if (!staged.deliver) continue;
+          const ChannelEntry* channel =
+              state_.channels.find(staged.envelope->channel_id);
+          if (!channel) continue;
+          auto recipients = recipients_of(channel->metadata, *staged.envelope);
+          std::ranges::move(recipients, std::back_inserter(batch.deliveries));
+        }
+        lifecycle_changed_.notify_all();
+        writer.unlock();  // the next mutation may join this group commit
+      });
+  if (positions && folded) return {};
+  if (writer.owns_lock()) return storage_error(positions.error());
+  // The state already holds a batch the log did not take: stop mutating.
+  const Error error =
+      positions ? folded.error() : storage_error(positions.error()).error();
+  std::lock_guard lock(writer_);
+  failure_ = "the hub stopped accepting changes after a failed log write (" +
+             error.message + "); reopen it";
+  return std::unexpected(error);
+}
+
+// Spec §1.4: the audience, or every participant but the sender; unknown
+// ids and recipients whose inbound rule refuses the sender's name are
+// skipped. Caller holds state_mutex_.
+std::vector<Hub::Delivery> Hub::recipients_of(const ChannelMetadata& metadata,
+                                              const Envelope& envelope) const {
+  std::vector<std::string> ids;
+  if (envelope.audience) {
+    ids = *envelope.audience;
+  } else {
+    for (const Participant& participant : metadata.participants) {
+      if (participant.agent_id != envelope.sender_id) {
+        ids.push_back(participant.agent_id);
+      }
+    }
+  }
+  const std::string sender_name = state_.registry.name_for(envelope.sender_id);
+  const bool substantive = !event_type::is_protocol(envelope.event_type);
+  auto shared = std::make_shared<const Envelope>(envelope);
+  std::vector<Delivery> out;
+  for (auto& id : ids) {
+    const AgentRecord* recipient = state_.registry.find(id);
+    if (!recipient ||
+        !matches_any(recipient->rule.access.inbound_from, sender_name)) {
+      continue;
+    }
+    out.push_back({std::move(id), shared, substantive});
+  }
+  return out;
+}
+
+std::string Hub::now() const { return format_timestamp(clock_->now()); }
+
+// --- Reads -------------------------------------------------------------
+
+Result<Passport> Hub::get_agent(std::string_view name_or_id) const {
+  std::shared_lock lock(state_mutex_);
+  const AgentRecord* agent = state_.registry.resolve(name_or_id);
+  if (!agent) return not_found("agent not found: " + std::string(name_or_id));
+  return agent->passport;
+}
+
+std::optional<std::string> Hub::find_agent_id(std::string_view name) const {
+  std::shared_lock lock(state_mutex_);
+  return state_.registry.find_agent_id(name);
+}
+
+std::string Hub::name_for(std::string_view agent_id,
+                          std::optional<std::string_view> fallback) const {
+  std::shared_lock lock(state_mutex_);
+  return state_.registry.name_for(agent_id, fallback);
+}
+
+Result<Resume> Hub::get_resume(std::string_view agent_id) const {
+  std::shared_lock lock(state_mutex_);
+  const AgentRecord* agent = state_.registry.find(agent_id);
+  if (!agent) return not_found("resume not found: " + std::string(agent_id));
+  return agent->resume;
+}
+
+Result<Rule> Hub::get_rule(std::string_view agent_id) const {
+  std::shared_lock lock(state_mutex_);
+  const AgentRecord* agent = state_.registry.find(agent_id);
+  if (!agent) return not_found("rule not found: " + std::string(agent_id));
+  return agent->rule;
+}
+
+std::optional<std::string> Hub::get_skill(std::string_view agent_id) const {
+  std::shared_lock lock(state_mutex_);
+  const AgentRecord* agent = state_.registry.find(agent_id);
+  return agent ? agent->skill_md : std::nullopt;
+}
+
+std::vector<Passport> Hub::list_agents(const AgentFilter& filter) const {
+  std::shared_lock lock(state_mutex_);
+  std::vector<Passport> out;
+  for (const AgentRecord* agent : state_.registry.list(filter)) {
+    out.push_back(agent->passport);
+  }
+  return out;
+}
+
+std::vector<std::string> Hub::agents_with_capability(
+    std::string_view capability) const {
+  std::shared_lock lock(state_mutex_);
+  return state_.registry.agents_with_capability(capability);
+}
+
+Result<ChannelMetadata> Hub::get_channel(std::string_view channel_id) const {
+  std::shared_lock lock(state_mutex_);
+  const ChannelEntry* channel = state_.channels.find(channel_id);
+  if (!channel) return not_found("channel not found: " + std::string(channel_id));
+  return channel->metadata;
+}
+
+std::vector<ChannelMetadata> Hub::list_channels(
+    std::optional<std::string_view> agent_id, std::optional<ChannelState> state,
+    std::size_t limit) const {
+  std::shared_lock lock(state_mutex_);
+  std::vector<ChannelMetadata> out;
+  for (const ChannelEntry* channel : state_.channels.in_order()) {
+    if (out.size() >= limit) break;
+    if (state && channel->metadata.state != *state) continue;
+    if (agent_id && !channel->metadata.has_participant(*agent_id)) continue;
+    out.push_back(channel->metadata);
+  }
+  return out;
+}
+
+Result<std::vector<Envelope>> Hub::read_wal(std::string_view channel_id,
+                                            std::int64_t since,
+                                            std::optional<std::int64_t> until)
+    const {
+  std::uint64_t size = 0;
+  {
+    std::shared_lock lock(state_mutex_);
+    const ChannelEntry* channel = state_.channels.find(channel_id);
+    if (!channel) return std::vector<Envelope>{};
+    size = channel->last_sequence;
+  }
+  const auto [begin, end] = python_slice(since, until, size);
+  std::vector<Envelope> out;
+  if (begin >= end) return out;
+  auto read = store_->read_channel(
+      channel_id, begin + 1, end,
+      [&](std::uint64_t, std::uint64_t, std::string_view record) {
+        if (auto envelope = decode_envelope(record)) {
+          out.push_back(std::move(*envelope));
+        }
+        return true;
+      });
+  if (!read) return storage_error(read.error());
+  return out;
+}
+
+Result<std::optional<Envelope>> Hub::find_envelope_by_causation(
+    std::string_view channel_id, std::string_view sender_id,
+    std::string_view causation_id) const {
+  std::string envelope_id;
+  {
+    std::shared_lock lock(state_mutex_);
+    const ChannelEntry* channel = state_.channels.find(channel_id);
+    if (!channel) return std::optional<Envelope>{};
+    auto it = channel->causation.find(
+        std::pair{std::string(sender_id), std::string(causation_id)});
+    if (it == channel->causation.end()) return std::optional<Envelope>{};
+    envelope_id = it->second;
+  }
+  auto wal = read_wal(channel_id);
+  if (!wal) return std::unexpected(wal.error());
+  for (auto& envelope : *wal) {
+    if (envelope.envelope_id == envelope_id) {
+      return std::optional<Envelope>(std::move(envelope));
+    }
+  }
+  return std::optional<Envelope>{};
+}
+
+bool Hub::can_send(std::string_view channel_id, std::string_view sender_id,
+                   std::optional<std::string_view> type) const {
+  std::shared_lock lock(state_mutex_);
+  const ChannelEntry* channel = state_.channels.find(channel_id);
+  if (!channel || is_terminal(channel->metadata.state) || !channel->state) {
+    return false;
+  }
+  static const FlexBytes kEmptyText =
+      to_flex(nlohmann::json{{"text", ""}}).value();
+  const EnvelopeView probe{sender_id, type.value_or(event_type::kText), "",
+                           kEmptyText};
+  return channel->adapter
+      ->validate_send(channel->metadata, probe, *channel->state)
+      .has_value();
+}
+
+Result<std::optional<JsonText>> Hub::adapter_state(
+    std::string_view channel_id) const {
+  std::shared_lock lock(state_mutex_);
+  const ChannelEntry* channel = state_.channels.find(channel_id);
+  if (!channel) return not_found("channel not found: " + std::string(channel_id));
+  if (!channel->state) return std::optional<JsonText>{};
+  return std::optional<JsonText>(channel->state->to_json());
+}
+
+std::vector<PendingTurn> Hub::pending_turns_for(
+    std::string_view agent_id) const {
+  std::vector<PendingTurn> turns;
+  {
+    std::shared_lock lock(state_mutex_);
+    if (!state_.registry.find(agent_id)) return turns;
+    for (const ChannelEntry* channel : state_.channels.in_order()) {
+      const ChannelMetadata& metadata = channel->metadata;
+      if (is_terminal(metadata.state) || !channel->state ||
+          !metadata.has_participant(agent_id)) {
+        continue;
+      }
+      auto next = channel->adapter->expected_next(metadata, *channel->state);
+      if (!next || next->agent_id != agent_id) continue;
+      turns.push_back({metadata.channel_id, next->triggering_envelope_id, ""});
+    }
+  }
+  for (PendingTurn& turn : turns) {
+    if (turn.triggering_envelope_id) {
+      auto wal = read_wal(turn.channel_id);
+      if (wal) {
+        for (const Envelope& envelope : *wal) {
+          if (envelope.envelope_id == *turn.triggering_envelope_id) {
+            turn.expected_at = envelope.created_at;
+            break;
+          }
+        }
+      }
+    }
+    if (turn.expected_at.empty()) turn.expected_at = now();
+  }
+  return turns;
+}
+
+Result<std::vector<JsonText>> Hub::read_audit() const {
+  std::vector<JsonText> out;
+  auto read = store_->read(
+      1, log::kLastSequence, [&](std::uint64_t, std::string_view record) {
+        const schema::Record* root = schema::GetRecord(record.data());
+        if (const auto* audit = root->body_as_AuditRecorded()) {
+          const auto* payload = audit->record();
+          out.push_back(
+              flex_to_json({payload->data(), payload->size()}).dump());
+        }
+        return true;
+      });
+  if (!read) return storage_error(read.error());
+  return out;
+}
+
+}  // namespace parley::engine

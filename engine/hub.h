@@ -1,0 +1,242 @@
+// The hub: AG2's hub API (spec §10) over an event-sourced log.
+//
+// Every state change is validated against the folded state, written to the
+// log as one atomic batch of records, and only then folded into the state
+// (engine/hub_state.h) — the same fold hydrate runs when a hub opens on an
+// existing store. A rejected call writes nothing.
+//
+// Threading: every member is thread-safe. Mutations are serialised by one
+// writer lock (validate -> stamp -> append -> fold); reads take a shared
+// lock on the folded state and never wait for a sync. Deliveries run on the
+// calling thread after the writer lock is released, so a subscriber may call
+// back into the hub (an invitee acking its invite).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/adapters/adapter_registry.h"
+#include "engine/clock.h"
+#include "engine/delivery_queue.h"
+#include "engine/envelope.h"
+#include "engine/error.h"
+#include "engine/hub_state.h"
+#include "engine/ids.h"
+#include "engine/registry/auth.h"
+#include "log/log_store.h"
+
+namespace parley::engine {
+
+struct HubOptions {
+  std::shared_ptr<log::LogStore> store;     // required; the hub closes it
+  std::shared_ptr<const Clock> clock;       // default: SystemClock
+  // How long create_channel waits for every invitee's ack (spec §4.3).
+  std::chrono::milliseconds invite_ack_timeout{30000};
+  bool register_default_adapters = true;
+  // Registered before hydrate, after the built-ins (so they may replace
+  // them).
+  std::vector<std::shared_ptr<const ChannelAdapter>> adapters;
+  std::shared_ptr<const AuthRegistry> auth;  // default: scheme "none" only
+};
+
+struct CreateChannelRequest {
+  std::string creator_id;
+  std::string manifest_type;
+  std::int64_t manifest_version = 1;
+  std::vector<std::string> participants;
+  std::optional<std::int64_t> required_acks;
+  std::optional<DurationSpec> ttl;  // default: the creator's rule
+  std::optional<JsonText> knobs;    // a JSON object
+  std::optional<std::string> intent;
+  std::optional<JsonText> labels;  // a JSON object of strings
+};
+
+struct PendingTurn {
+  std::string channel_id;
+  std::optional<std::string> triggering_envelope_id;
+  std::string expected_at;
+};
+
+// Receives the envelopes delivered to one agent (spec §1.4). Called on the
+// posting thread, outside every hub lock, possibly from several threads at
+// once.
+using DeliveryCallback =
+    std::function<void(const std::string& recipient_id, const Envelope&)>;
+
+class Hub {
+ public:
+  // Opens a hub on `options.store`: registers the adapters, folds the whole
+  // log (hydrate), then expires channels left pending by a previous run
+  // (reason "hydrate_orphaned_pending"). Fails when the log is unreadable.
+  static Result<std::unique_ptr<Hub>> open(HubOptions options);
+
+  Hub(const Hub&) = delete;
+  Hub& operator=(const Hub&) = delete;
+  ~Hub();
+
+  // Closes the store. Idempotent; later mutations fail.
+  Result<void> close();
+
+  // --- Identity (spec §3) ---------------------------------------------
+  Result<Passport> register_identity(Passport passport, Resume resume,
+                                     std::optional<std::string> skill_md,
+                                     std::optional<Rule> rule);
+  Result<void> unregister(std::string_view agent_id);
+  Result<void> set_resume(std::string_view agent_id, Resume resume);
+  Result<void> set_skill(std::string_view agent_id,
+                         std::optional<std::string> skill_md);
+  Result<void> set_rule(std::string_view agent_id, Rule rule);
+  Result<void> record_observation(std::string_view owner_id,
+                                  std::string_view capability,
+                                  std::string_view outcome,
+                                  std::optional<double> latency_ms,
+                                  std::optional<std::string> task_id);
+
+  Result<Passport> get_agent(std::string_view name_or_id) const;
+  std::optional<std::string> find_agent_id(std::string_view name) const;
+  std::string name_for(std::string_view agent_id,
+                       std::optional<std::string_view> fallback = {}) const;
+  Result<Resume> get_resume(std::string_view agent_id) const;
+  Result<Rule> get_rule(std::string_view agent_id) const;
+  std::optional<std::string> get_skill(std::string_view agent_id) const;
+  std::vector<Passport> list_agents(const AgentFilter& filter) const;
+  std::vector<std::string> agents_with_capability(
+      std::string_view capability) const;
+
+  // --- Channels (spec §4) ---------------------------------------------
+  // Returns once every invitee acked (the channel is active), or fails with
+  // AG2's error when an invitee rejects, the ack timeout passes or an invite
+  // cannot be posted.
+  Result<ChannelMetadata> create_channel(const CreateChannelRequest& request);
+  Result<ChannelMetadata> close_channel(std::string_view channel_id,
+                                        std::string_view reason = {});
+  Result<ChannelMetadata> get_channel(std::string_view channel_id) const;
+  std::vector<ChannelMetadata> list_channels(
+      std::optional<std::string_view> agent_id,
+      std::optional<ChannelState> state, std::size_t limit = 50) const;
+
+  // The post pipeline (spec §4.7); returns the minted envelope id.
+  Result<std::string> post_envelope(Envelope envelope);
+
+  // Python slice [since:until] of the channel's envelopes (negative values
+  // count from the end); an unknown channel reads as empty. Each envelope
+  // carries its per-channel sequence.
+  Result<std::vector<Envelope>> read_wal(std::string_view channel_id,
+                                         std::int64_t since = 0,
+                                         std::optional<std::int64_t> until =
+                                             std::nullopt) const;
+  Result<std::optional<Envelope>> find_envelope_by_causation(
+      std::string_view channel_id, std::string_view sender_id,
+      std::string_view causation_id) const;
+  bool can_send(std::string_view channel_id, std::string_view sender_id,
+                std::optional<std::string_view> event_type = {}) const;
+  // The folded adapter state as AG2 reports it; null when dormant.
+  Result<std::optional<JsonText>> adapter_state(
+      std::string_view channel_id) const;
+  std::vector<PendingTurn> pending_turns_for(std::string_view agent_id) const;
+
+  // One TTL sweep: every non-terminal channel whose expires_at <= now is
+  // expired with reason "ttl_expired".
+  Result<void> expire_due();
+
+  // --- Delivery (spec §1.4, §7.6) ---------------------------------------
+  // Binds `agent_id`'s deliveries to `callback`, replacing an earlier one.
+  void subscribe(std::string_view agent_id, DeliveryCallback callback);
+  // Binds `agent_id`'s deliveries to a new queue the caller pops from.
+  std::shared_ptr<DeliveryQueue> subscribe_queue(std::string_view agent_id);
+  void unsubscribe(std::string_view agent_id);
+
+  // A receipt (spec §7.6): an "ack" from a registered recipient for a
+  // channel moves its cursor there to `envelope_id` when that is greater.
+  // Other statuses, unknown recipients and empty ids change nothing.
+  Result<void> acknowledge(std::string_view recipient_id,
+                           std::string_view channel_id,
+                           std::string_view envelope_id,
+                           std::string_view status = "ack");
+  // The highest acked envelope id of the agent in the channel, or "".
+  std::string inbox_cursor(std::string_view agent_id,
+                           std::string_view channel_id) const;
+  // What a reconnecting agent missed (spec §7.6 "Replay on reconnect"):
+  // per non-terminal channel it takes part in, in channel order, every
+  // envelope after max(cursor, since_envelope_id) that another sender
+  // addressed to it (audience null or listing it), in log order.
+  Result<std::vector<Envelope>> replay_for(
+      std::string_view agent_id, std::string_view since_envelope_id) const;
+
+  // --- Audit (spec §2.4) -------------------------------------------------
+  // Every audit record in log order, as AG2 JSON objects.
+  Result<std::vector<JsonText>> read_audit() const;
+
+  const Clock& clock() const { return *clock_; }
+  log::LogStore& store() const { return *store_; }
+
+ private:
+  explicit Hub(HubOptions options);
+
+  struct Delivery;
+  struct Commit;
+
+  Result<void> hydrate();
+  Result<void> expire_orphaned_pending();
+  // Appends `batch` as one atomic batch and folds it into the state as soon
+  // as the log has sequenced it; then releases `writer` (which must hold
+  // writer_) so the next mutation can join the same group commit, and
+  // waits until the batch is durable. On return `writer` is released unless
+  // the log refused the batch before sequencing it. A failure after the
+  // fold leaves the hub refusing every later mutation.
+  Result<void> commit(Commit& batch, std::unique_lock<std::mutex>& writer);
+  void deliver(const std::vector<Delivery>& deliveries);
+
+  // Pieces of the pipelines; callers hold writer_.
+  Result<void> check_send_rules(const AgentRecord& sender,
+                                const Envelope& envelope) const;
+  Result<void> check_inboxes(const ChannelEntry& channel,
+                             const Envelope& envelope) const;
+  void stage_terminal(Commit& commit, const ChannelEntry& channel,
+                      ChannelState state, std::string_view reason);
+  Envelope hub_envelope(const ChannelMetadata& metadata,
+                        std::string_view event_type, nlohmann::json data,
+                        std::optional<std::vector<std::string>> audience);
+  std::vector<Delivery> recipients_of(const ChannelMetadata& metadata,
+                                      const Envelope& envelope) const;
+  Result<ChannelMetadata> wait_for_handshake(std::string_view channel_id);
+  Result<ChannelMetadata> terminate_channel(std::string_view channel_id,
+                                            ChannelState state,
+                                            std::string_view reason);
+  std::string now() const;
+
+  HubOptions options_;
+  std::shared_ptr<log::LogStore> store_;
+  std::shared_ptr<const Clock> clock_;
+  std::shared_ptr<const AuthRegistry> auth_;
+  AdapterRegistry adapters_;
+  EnvelopeIdMinter minter_;
+
+  std::mutex writer_;                 // serialises every mutation
+  mutable std::shared_mutex state_mutex_;  // guards state_
+  HubState state_;
+  std::condition_variable_any lifecycle_changed_;  // on state_mutex_
+  std::atomic<bool> closed_ = false;  // set under writer_
+  std::optional<std::string> failure_;  // guarded by writer_
+
+  mutable std::mutex delivery_mutex_;  // guards the two maps below
+  std::map<std::string, DeliveryCallback, std::less<>> subscribers_;
+  // Substantive deliveries not yet answered by a post (spec §12.1).
+  std::map<std::string, std::int64_t, std::less<>> pending_inbox_;
+};
+
+}  // namespace parley::engine

@@ -1,0 +1,442 @@
+// Channel mutations (spec §4.3-§4.7): creation and the invite handshake,
+// closing and expiry, and the post pipeline.
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/event_types.h"
+#include "engine/flex_json.h"
+#include "engine/hub.h"
+#include "engine/hub_commit.h"
+#include "engine/ids.h"
+#include "engine/log_records.h"
+#include "engine/registry/duration.h"
+#include "engine/registry/glob.h"
+
+namespace parley::engine {
+
+namespace {
+
+std::string single_quoted(std::string_view id) {
+  return "'" + std::string(id) + "'";
+}
+
+std::string channel_label(std::string_view channel_id) {
+  return "channel " + single_quoted(channel_id);
+}
+
+nlohmann::json parse_object(const std::optional<JsonText>& text) {
+  return text ? nlohmann::json::parse(*text) : nlohmann::json::object();
+}
+
+}  // namespace
+
+Envelope Hub::hub_envelope(const ChannelMetadata& metadata,
+                           std::string_view type, nlohmann::json data,
+                           std::optional<std::vector<std::string>> audience) {
+  Envelope envelope;
+  envelope.channel_id = metadata.channel_id;
+  envelope.sender_id = metadata.creator_id;
+  if (!audience) {
+    audience.emplace();
+    for (const Participant& participant : metadata.participants) {
+      audience->push_back(participant.agent_id);
+    }
+  }
+  envelope.audience = std::move(audience);
+  envelope.event_type = std::string(type);
+  envelope.event_data = to_flex(data).value();
+  envelope.envelope_id = minter_.mint();
+  envelope.created_at = now();
+  return envelope;
+}
+
+// Spec §4.4 steps 3-7: the hub's closed/expired envelope (to every
+// participant) and the audit record. Task cascade: see the tasks module.
+void Hub::stage_terminal(Commit& batch, const ChannelEntry& channel,
+                         ChannelState state, std::string_view reason) {
+  const bool expired = state == ChannelState::kExpired;
+  Envelope envelope = hub_envelope(
+      channel.metadata,
+      expired ? event_type::kChannelExpired : event_type::kChannelClosed,
+      {{"reason", reason}, {"channel_id", channel.metadata.channel_id}},
+      std::nullopt);
+  const std::string at = envelope.created_at;
+  batch.add_envelope(std::move(envelope), /*hub_authored=*/true,
+                     /*deliver=*/true);
+  batch.add(audit_record({{"at", at},
+                          {"kind", expired ? "channel_expired" : "channel_closed"},
+                          {"channel_id", channel.metadata.channel_id},
+                          {"reason", reason}}));
+}
+
+Result<void> Hub::check_send_rules(const AgentRecord& sender,
+                                   const Envelope& envelope) const {
+  const Rule& rule = sender.rule;
+  if (envelope.audience) {
+    for (const auto& recipient_id : *envelope.audience) {
+      if (recipient_id == sender.agent_id()) continue;
+      const AgentRecord* recipient = state_.registry.find(recipient_id);
+      if (!recipient) continue;
+      if (!matches_any(rule.access.outbound_to, recipient->passport.name)) {
+        return access_denied("sender " + single_quoted(sender.passport.name) +
+                             " not permitted to send to " +
+                             single_quoted(recipient->passport.name));
+      }
+    }
+  }
+  const std::int64_t cap = rule.limits.delegation_depth;
+  if (cap > 0 && envelope.depth > cap) {
+    return access_denied("sender " + single_quoted(sender.passport.name) +
+                         " exceeded delegation_depth (" +
+                         std::to_string(envelope.depth) + " > " +
+                         std::to_string(cap) + ")");
+  }
+  return {};
+}
+
+Result<void> Hub::check_inboxes(const ChannelEntry& channel,
+                                const Envelope& envelope) const {
+  std::vector<std::string> recipients;
+  if (envelope.audience) {
+    recipients = *envelope.audience;
+  } else {
+    for (const Participant& participant : channel.metadata.participants) {
+      recipients.push_back(participant.agent_id);
+    }
+  }
+  std::lock_guard lock(delivery_mutex_);
+  for (const auto& id : recipients) {
+    if (id == envelope.sender_id) continue;
+    const AgentRecord* recipient = state_.registry.find(id);
+    if (!recipient) continue;
+    const std::int64_t max = recipient->rule.limits.inbox_max_pending;
+    auto pending = pending_inbox_.find(id);
+    const std::int64_t current =
+        pending == pending_inbox_.end() ? 0 : pending->second;
+    if (max > 0 && current >= max) {
+      return fail(ErrorKind::kInboxFull,
+                  "recipient " + single_quoted(id) + " inbox at capacity (" +
+                      std::to_string(current) + " >= " + std::to_string(max) +
+                      ")");
+    }
+  }
+  return {};
+}
+
+Result<ChannelMetadata> Hub::create_channel(
+    const CreateChannelRequest& request) {
+  Commit batch;
+  std::optional<Error> invite_failure;
+  std::string channel_id;
+  {
+    std::unique_lock writer(writer_);
+    const Registry& registry = state_.registry;
+    const AgentRecord* creator = registry.find(request.creator_id);
+    if (!creator) {
+      return not_found("creator not registered: " + request.creator_id);
+    }
+    if (request.participants.empty()) {
+      return protocol_error("channel requires at least one participant");
+    }
+    std::vector<std::string> ids;
+    for (const auto& id : request.participants) {
+      if (std::ranges::find(ids, id) != ids.end()) {
+        return protocol_error("participant listed twice: " + single_quoted(id));
+      }
+      if (id != request.creator_id && !registry.find(id)) {
+        return not_found("participant not registered: " + id);
+      }
+      ids.push_back(id);
+    }
+    if (std::ranges::find(ids, request.creator_id) == ids.end()) {
+      ids.insert(ids.begin(), request.creator_id);
+    }
+    auto adapter =
+        adapters_.find(request.manifest_type, request.manifest_version);
+    if (!adapter) {
+      return not_found("no adapter registered for " +
+                       single_quoted(request.manifest_type) + "@v" +
+                       std::to_string(request.manifest_version));
+    }
+    for (const auto& id : ids) {
+      if (id == request.creator_id) continue;
+      const AgentRecord* invitee = registry.find(id);
+      if (!matches_any(invitee->rule.access.inbound_from,
+                       creator->passport.name)) {
+        return access_denied("invitee " + single_quoted(invitee->passport.name) +
+                             " does not accept inbound from " +
+                             single_quoted(creator->passport.name));
+      }
+    }
+    if (const std::int64_t max = creator->rule.limits.max_concurrent_channels;
+        max > 0) {
+      const auto open = std::ranges::count_if(
+          state_.channels.in_order(), [&](const ChannelEntry* channel) {
+            return channel->metadata.creator_id == request.creator_id &&
+                   !is_terminal(channel->metadata.state);
+          });
+      if (open >= max) {
+        return access_denied("creator " + single_quoted(request.creator_id) +
+                             " exceeded max_concurrent_channels (" +
+                             std::to_string(open) + " >= " +
+                             std::to_string(max) + ")");
+      }
+    }
+    auto ttl = parse_duration(
+        request.ttl.value_or(creator->rule.limits.channel_ttl_default));
+    if (!ttl) return std::unexpected(ttl.error());
+
+    const Timestamp created = clock_->now();
+    ChannelMetadata metadata;
+    metadata.channel_id = new_id();
+    metadata.manifest = adapter->manifest();
+    metadata.creator_id = request.creator_id;
+    metadata.created_at = format_timestamp(created);
+    if (*ttl > 0) {
+      metadata.expires_at =
+          format_timestamp(created + std::chrono::seconds(*ttl));
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      std::string role = ids[i] == request.creator_id ? "initiator"
+                         : ids.size() == 2            ? "respondent"
+                                                      : "participant";
+      metadata.participants.push_back({ids[i], std::move(role),
+                                       static_cast<std::int64_t>(i),
+                                       metadata.created_at});
+      if (ids[i] != request.creator_id) metadata.pending_acks.push_back(ids[i]);
+    }
+    nlohmann::json labels = parse_object(request.labels);
+    if (request.intent && !request.intent->empty()) {
+      labels["intent"] = *request.intent;
+    }
+    metadata.labels = labels.dump();
+    const nlohmann::json knobs = parse_object(request.knobs);
+    metadata.knobs = knobs.dump();
+    metadata.required_acks = request.required_acks;
+    if (auto valid = adapter->validate_create(metadata); !valid) {
+      return std::unexpected(valid.error());
+    }
+    if (auto state = adapter->initial_state(metadata); !state) {
+      return std::unexpected(state.error());
+    }
+    channel_id = metadata.channel_id;
+
+    batch.add(channel_created_record(metadata));
+    nlohmann::json participant_ids = ids;
+    batch.add(audit_record({{"at", metadata.created_at},
+                            {"kind", "channel_created"},
+                            {"channel_id", channel_id},
+                            {"manifest_type", metadata.manifest.type},
+                            {"manifest_version", metadata.manifest.version},
+                            {"creator_id", metadata.creator_id},
+                            {"participants", participant_ids}}));
+    // Invites go through the post path's send rules (spec §4.3 step 14).
+    for (const auto& invitee : metadata.pending_acks) {
+      Envelope invite = hub_envelope(
+          metadata, event_type::kChannelInvite,
+          {{"channel_id", channel_id},
+           {"manifest_type", metadata.manifest.type},
+           {"manifest_version", metadata.manifest.version},
+           {"creator_id", metadata.creator_id},
+           {"knobs", knobs},
+           {"labels", labels}},
+          std::vector{invitee});
+      if (auto allowed = check_send_rules(*creator, invite); !allowed) {
+        invite_failure = allowed.error();
+        break;
+      }
+      batch.add_envelope(std::move(invite), /*hub_authored=*/true,
+                         /*deliver=*/true);
+    }
+    ChannelEntry staged{.metadata = metadata};
+    if (invite_failure) {
+      stage_terminal(batch, staged, ChannelState::kClosed, "invite_failed");
+    } else if (metadata.pending_acks.empty()) {
+      batch.add_envelope(hub_envelope(metadata, event_type::kChannelOpened,
+                                      {{"channel_id", channel_id}},
+                                      std::nullopt),
+                         /*hub_authored=*/true, /*deliver=*/true);
+    }
+    if (auto committed = commit(batch, writer); !committed) {
+      return std::unexpected(committed.error());
+    }
+  }
+  deliver(batch.deliveries);
+  if (invite_failure) return std::unexpected(*invite_failure);
+  return wait_for_handshake(channel_id);
+}
+
+Result<ChannelMetadata> Hub::wait_for_handshake(std::string_view channel_id) {
+  {
+    std::shared_lock lock(state_mutex_);
+    const auto deadline =
+        std::chrono::steady_clock::now() + options_.invite_ack_timeout;
+    const ChannelEntry* channel = state_.channels.find(channel_id);
+    lifecycle_changed_.wait_until(lock, deadline, [&] {
+      return closed_ || channel->metadata.state != ChannelState::kPending;
+    });
+    if (channel->metadata.state == ChannelState::kActive) {
+      return channel->metadata;
+    }
+    if (is_terminal(channel->metadata.state)) {
+      return protocol_error(channel_label(channel_id) +
+                            " closed during handshake: " +
+                            channel->metadata.close_reason);
+    }
+  }
+  auto closed =
+      terminate_channel(channel_id, ChannelState::kClosed, "invite_timeout");
+  if (closed && closed->state == ChannelState::kActive) return closed;
+  return protocol_error(channel_label(channel_id) + " ack timeout");
+}
+
+Result<ChannelMetadata> Hub::terminate_channel(std::string_view channel_id,
+                                               ChannelState state,
+                                               std::string_view reason) {
+  Commit batch;
+  {
+    std::unique_lock writer(writer_);
+    const ChannelEntry* channel = state_.channels.find(channel_id);
+    if (!channel) return invalid(single_quoted(channel_id));
+    if (is_terminal(channel->metadata.state) ||
+        (reason == "invite_timeout" &&
+         channel->metadata.state != ChannelState::kPending)) {
+      return channel->metadata;
+    }
+    stage_terminal(batch, *channel, state, reason);
+    if (auto committed = commit(batch, writer); !committed) {
+      return std::unexpected(committed.error());
+    }
+  }
+  deliver(batch.deliveries);
+  return get_channel(channel_id);
+}
+
+Result<ChannelMetadata> Hub::close_channel(std::string_view channel_id,
+                                           std::string_view reason) {
+  return terminate_channel(channel_id, ChannelState::kClosed,
+                           reason.empty() ? "explicit_close" : reason);
+}
+
+Result<void> Hub::expire_due() {
+  std::vector<std::string> due;
+  {
+    std::shared_lock lock(state_mutex_);
+    const std::string at = now();
+    for (const ChannelEntry* channel : state_.channels.in_order()) {
+      const ChannelMetadata& metadata = channel->metadata;
+      if (!is_terminal(metadata.state) && metadata.expires_at &&
+          *metadata.expires_at <= at) {
+        due.push_back(metadata.channel_id);
+      }
+    }
+  }
+  for (const auto& channel_id : due) {
+    auto expired =
+        terminate_channel(channel_id, ChannelState::kExpired, "ttl_expired");
+    if (!expired) return std::unexpected(expired.error());
+  }
+  return {};
+}
+
+Result<std::string> Hub::post_envelope(Envelope envelope) {
+  Commit batch;
+  const bool substantive = !event_type::is_protocol(envelope.event_type);
+  {
+    std::unique_lock writer(writer_);
+    // 1. sender registered
+    const AgentRecord* sender = state_.registry.find(envelope.sender_id);
+    if (!sender) {
+      return not_found("sender not registered: " + envelope.sender_id);
+    }
+    // 2. the sender's outbound and depth rules
+    if (auto allowed = check_send_rules(*sender, envelope); !allowed) {
+      return std::unexpected(allowed.error());
+    }
+    // 3-5. the channel and its state
+    const ChannelEntry* channel = state_.channels.find(envelope.channel_id);
+    if (!channel) return not_found("channel not found: " + envelope.channel_id);
+    const ChannelMetadata& metadata = channel->metadata;
+    const std::string label = channel_label(metadata.channel_id);
+    if (is_terminal(metadata.state)) {
+      return protocol_error(label + " is " +
+                            std::string(to_string(metadata.state)));
+    }
+    if (substantive && metadata.state != ChannelState::kActive) {
+      return protocol_error(label + " not active (state=" +
+                            std::string(to_string(metadata.state)) + ")");
+    }
+    // Only participants post (ADR 0021, DESIGN.md).
+    if (!metadata.has_participant(envelope.sender_id)) {
+      return protocol_error(label + " only accepts sends from participants, got " +
+                            single_quoted(envelope.sender_id));
+    }
+    // 6. the adapter
+    const std::string manifest_label = single_quoted(metadata.manifest.type) + "@v" +
+                                       std::to_string(metadata.manifest.version);
+    if (!channel->adapter) {
+      return protocol_error(label + " has no registered adapter (manifest " +
+                            manifest_label + ")");
+    }
+    // 7. inbox capacity
+    if (substantive) {
+      if (auto room = check_inboxes(*channel, envelope); !room) {
+        return std::unexpected(room.error());
+      }
+    }
+    // 8. validate, stamp, decide what follows
+    envelope.envelope_id.clear();
+    if (auto valid = channel->adapter->validate_send(
+            metadata, view_of(envelope), *channel->state);
+        !valid) {
+      return std::unexpected(valid.error());
+    }
+    envelope.envelope_id = minter_.mint();
+    envelope.created_at = now();
+    const std::string_view type = envelope.event_type;
+    const bool ack = type == event_type::kChannelInviteAck;
+    const bool reject = type == event_type::kChannelInviteReject;
+    const bool pending = metadata.state == ChannelState::kPending;
+    std::optional<AcceptResult> accepted;
+    if (!ack && !reject) {
+      auto after = channel->state->clone();
+      channel->adapter->fold(view_of(envelope), *after);
+      accepted = channel->adapter->on_accepted(metadata, view_of(envelope),
+                                               *after);
+    }
+    const bool activates =
+        ack && pending && metadata.rejected_by.empty() &&
+        metadata.pending_acks ==
+            std::vector<std::string>{envelope.sender_id};
+    batch.add_envelope(envelope, /*hub_authored=*/false,
+                       /*deliver=*/!ack && !reject);
+    if (activates) {
+      batch.add_envelope(hub_envelope(metadata, event_type::kChannelOpened,
+                                      {{"channel_id", metadata.channel_id}},
+                                      std::nullopt),
+                         /*hub_authored=*/true, /*deliver=*/true);
+    } else if (reject && pending) {
+      stage_terminal(batch, *channel, ChannelState::kClosed, "invite_rejected");
+    } else if (accepted && accepted->next_state &&
+               is_terminal(*accepted->next_state)) {
+      stage_terminal(batch, *channel, *accepted->next_state,
+                     accepted->auto_close_reason);
+    }
+    if (auto committed = commit(batch, writer); !committed) {
+      return std::unexpected(committed.error());
+    }
+  }
+  // 9. posting anything substantive proves the sender drains its inbox
+  if (substantive) {
+    std::lock_guard lock(delivery_mutex_);
+    if (auto it = pending_inbox_.find(envelope.sender_id);
+        it != pending_inbox_.end() && it->second > 0) {
+      --it->second;
+    }
+  }
+  deliver(batch.deliveries);
+  return envelope.envelope_id;
+}
+
+}  // namespace parley::engine

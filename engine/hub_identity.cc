@@ -1,0 +1,169 @@
+// Identity mutations (spec §3.2-§3.4, §8.6): validate against the folded
+// registry, then commit the record and its audit record as one batch.
+#include <nlohmann/json.hpp>
+
+#include "engine/hub.h"
+#include "engine/hub_commit.h"
+#include "engine/ids.h"
+#include "engine/log_records.h"
+
+namespace parley::engine {
+
+namespace {
+
+constexpr std::string_view kKinds[] = {"agent", "human", "remote_agent"};
+
+bool is_terminal_outcome(std::string_view outcome) {
+  return outcome == "completed" || outcome == "failed" ||
+         outcome == "expired" || outcome == "cancelled";
+}
+
+std::unexpected<Error> not_registered(std::string_view agent_id) {
+  return not_found("agent not registered: " + std::string(agent_id));
+}
+
+}  // namespace
+
+Result<Passport> Hub::register_identity(Passport passport, Resume resume,
+                                        std::optional<std::string> skill_md,
+                                        std::optional<Rule> rule) {
+  if (passport.kind && std::ranges::find(kKinds, *passport.kind) ==
+                           std::end(kKinds)) {
+    return invalid(
+        "Passport.kind must be one of ('agent', 'human', 'remote_agent') or "
+        "None; got '" +
+        *passport.kind + "'");
+  }
+  if (passport.effective_kind() != "remote_agent") {
+    if (auto valid = auth_->validate(passport); !valid) {
+      return std::unexpected(valid.error());
+    }
+    passport.auth.claim = "{}";  // credentials are never stored (ADR 0021)
+  }
+  std::unique_lock writer(writer_);
+  const Registry& registry = state_.registry;
+  if (has_id_shape(passport.name) || registry.find(passport.name)) {
+    return protocol_error("name '" + passport.name +
+                          "' is, or has the shape of, an agent id");
+  }
+  if (auto existing = registry.find_agent_id(passport.name)) {
+    return protocol_error("name '" + passport.name +
+                          "' already registered (agent_id=" + *existing +
+                          "); unregister it before re-registering.");
+  }
+  passport.agent_id = new_id();
+  passport.created_at = now();
+  AgentRecord agent{.passport = std::move(passport),
+                    .resume = std::move(resume),
+                    .rule = rule.value_or(Rule{}),
+                    .skill_md = std::move(skill_md)};
+  Commit batch;
+  batch.add(agent_registered_record(agent));
+  batch.add(audit_record({{"at", agent.passport.created_at},
+                          {"kind", "agent_registered"},
+                          {"agent_id", agent.agent_id()},
+                          {"name", agent.passport.name}}));
+  if (auto committed = commit(batch, writer); !committed) {
+    return std::unexpected(committed.error());
+  }
+  return agent.passport;
+}
+
+Result<void> Hub::unregister(std::string_view agent_id) {
+  {
+    std::unique_lock writer(writer_);
+    const AgentRecord* agent = state_.registry.find(agent_id);
+    if (!agent) return not_registered(agent_id);
+    Commit batch;
+    batch.add(agent_unregistered_record(agent_id));
+    batch.add(audit_record({{"at", now()},
+                            {"kind", "agent_unregistered"},
+                            {"agent_id", agent_id},
+                            {"name", agent->passport.name}}));
+    if (auto committed = commit(batch, writer); !committed) return committed;
+  }
+  std::lock_guard lock(delivery_mutex_);
+  if (auto it = subscribers_.find(agent_id); it != subscribers_.end()) {
+    subscribers_.erase(it);
+  }
+  if (auto it = pending_inbox_.find(agent_id); it != pending_inbox_.end()) {
+    pending_inbox_.erase(it);
+  }
+  return {};
+}
+
+Result<void> Hub::set_resume(std::string_view agent_id, Resume resume) {
+  std::unique_lock writer(writer_);
+  const AgentRecord* agent = state_.registry.find(agent_id);
+  if (!agent) return not_registered(agent_id);
+  resume.last_updated = now();
+  resume.version = agent->resume.version + 1;
+  Commit batch;
+  batch.add(resume_set_record(agent_id, resume));
+  batch.add(audit_record({{"at", resume.last_updated},
+                          {"kind", "resume_set"},
+                          {"source", "tenant"},
+                          {"agent_id", agent_id},
+                          {"version", resume.version}}));
+  return commit(batch, writer);
+}
+
+Result<void> Hub::set_skill(std::string_view agent_id,
+                            std::optional<std::string> skill_md) {
+  std::unique_lock writer(writer_);
+  if (!state_.registry.find(agent_id)) return not_registered(agent_id);
+  Commit batch;
+  batch.add(skill_set_record(agent_id, skill_md));
+  batch.add(audit_record({{"at", now()},
+                          {"kind", "skill_set"},
+                          {"agent_id", agent_id},
+                          {"removed", !skill_md.has_value()}}));
+  return commit(batch, writer);
+}
+
+Result<void> Hub::set_rule(std::string_view agent_id, Rule rule) {
+  std::unique_lock writer(writer_);
+  const AgentRecord* agent = state_.registry.find(agent_id);
+  if (!agent) return not_registered(agent_id);
+  rule.version = agent->rule.version + 1;
+  Commit batch;
+  batch.add(rule_set_record(agent_id, rule));
+  batch.add(audit_record({{"at", now()},
+                          {"kind", "rule_set"},
+                          {"agent_id", agent_id},
+                          {"version", rule.version}}));
+  return commit(batch, writer);
+}
+
+Result<void> Hub::record_observation(std::string_view owner_id,
+                                     std::string_view capability,
+                                     std::string_view outcome,
+                                     std::optional<double> latency_ms,
+                                     std::optional<std::string> task_id) {
+  if (!is_terminal_outcome(outcome)) return {};
+  std::unique_lock writer(writer_);
+  const AgentRecord* owner = state_.registry.find(owner_id);
+  if (!owner) return {};
+  if (task_id && owner->observed_tasks.contains(*task_id)) return {};
+  Resume resume = owner->resume;
+  ObservedStats& stats = resume.observed[std::string(capability)];
+  ++stats.n;
+  if (outcome == "completed") ++stats.completed;
+  if (outcome == "failed") ++stats.failed;
+  if (outcome == "expired") ++stats.expired;
+  if (latency_ms) stats.p50_latency_ms = latency_ms;
+  resume.last_updated = now();
+  ++resume.version;
+  Commit batch;
+  batch.add(observation_record(owner_id, resume, task_id));
+  batch.add(audit_record({{"at", resume.last_updated},
+                          {"kind", "resume_set"},
+                          {"source", "observed"},
+                          {"agent_id", owner_id},
+                          {"version", resume.version},
+                          {"capability", capability},
+                          {"outcome", outcome}}));
+  return commit(batch, writer);
+}
+
+}  // namespace parley::engine

@@ -1,0 +1,227 @@
+#include "engine/ops/script_runner.h"
+
+#include "engine/event_types.h"
+#include "engine/flex_json.h"
+#include "engine/ops/records_json.h"
+
+namespace parley::engine {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kScriptEpoch = "2026-01-01T00:00:00+00:00";
+
+json error_line(const Error& error) {
+  return {{"ok", false},
+          {"error_code", wire_code(error.kind)},
+          {"error_message", error.message}};
+}
+
+// The id a successful op binds with "as": the agent id of `register`, the
+// channel id of `create_channel`, the envelope id of `post_envelope`.
+std::optional<std::string> bound_id(std::string_view op, const json& result) {
+  const char* key = op == "register"         ? "agent_id"
+                    : op == "create_channel" ? "channel_id"
+                                             : nullptr;
+  const json* id = &result;
+  if (key) {
+    auto it = result.is_object() ? result.find(key) : result.end();
+    if (it == result.end()) return std::nullopt;
+    id = &*it;
+  }
+  if (!id->is_string()) return std::nullopt;
+  return id->get<std::string>();
+}
+
+}  // namespace
+
+ScriptRunner::ScriptRunner(StoreOpener open_store)
+    : open_store_(std::move(open_store)),
+      clock_(std::make_shared<ManualClock>(*parse_timestamp(kScriptEpoch))) {}
+
+ScriptRunner::~ScriptRunner() = default;
+
+Result<std::unique_ptr<ScriptRunner>> ScriptRunner::start(
+    StoreOpener open_store) {
+  std::unique_ptr<ScriptRunner> runner(new ScriptRunner(std::move(open_store)));
+  if (auto opened = runner->open_hub(); !opened) {
+    return std::unexpected(opened.error());
+  }
+  return runner;
+}
+
+Result<void> ScriptRunner::open_hub() {
+  control_plane_.reset();
+  hub_.reset();
+  auto store = open_store_();
+  if (!store) return std::unexpected(store.error());
+  // Invitees answer synchronously while create_channel delivers the
+  // invites, so there is nothing to wait for.
+  auto hub = Hub::open({.store = std::move(*store),
+                        .clock = clock_,
+                        .invite_ack_timeout = std::chrono::milliseconds(0)});
+  if (!hub) return std::unexpected(hub.error());
+  hub_ = std::move(*hub);
+  control_plane_ = std::make_unique<ControlPlane>(*hub_);
+  for (const Passport& passport :
+       hub_->list_agents({.limit = std::numeric_limits<std::size_t>::max()})) {
+    bind_agent(*passport.agent_id);
+  }
+  return {};
+}
+
+void ScriptRunner::bind_agent(const std::string& agent_id) {
+  hub_->subscribe(agent_id, [this](const std::string& recipient,
+                                   const Envelope& envelope) {
+    if (envelope.event_type == event_type::kChannelInvite) {
+      answer_invite(recipient, envelope);
+    }
+  });
+}
+
+// As AG2's HumanClient: ack every invite unless told otherwise.
+void ScriptRunner::answer_invite(const std::string& invitee,
+                                 const Envelope& invite) {
+  auto mode = invite_modes_.find(invitee);
+  const InviteMode answer =
+      mode == invite_modes_.end() ? InviteMode::kAck : mode->second;
+  if (answer == InviteMode::kSilent) return;
+  Envelope reply;
+  reply.channel_id = invite.channel_id;
+  reply.sender_id = invitee;
+  reply.event_type = answer == InviteMode::kAck
+                         ? std::string(event_type::kChannelInviteAck)
+                         : std::string(event_type::kChannelInviteReject);
+  json data = {{"channel_id", invite.channel_id}};
+  if (answer == InviteMode::kReject) data["reason"] = "not interested";
+  reply.event_data = to_flex(data).value();
+  reply.causation_id = invite.envelope_id;
+  (void)hub_->post_envelope(std::move(reply));  // refusals change nothing
+}
+
+json ScriptRunner::substitute(const json& value) const {
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text.starts_with('$')) {
+      if (auto it = bindings_.find(std::string_view(text).substr(1));
+          it != bindings_.end()) {
+        return it->second;
+      }
+    }
+    return value;
+  }
+  if (value.is_array() || value.is_object()) {
+    json out = value;
+    for (auto& element : out) element = substitute(element);
+    return out;
+  }
+  return value;
+}
+
+Result<json> ScriptRunner::run_script_op(std::string_view op,
+                                         const json& params) {
+  if (op == "invitee") {
+    if (!params.contains("agent_id") || !params["agent_id"].is_string()) {
+      return invalid("'agent_id'");
+    }
+    const std::string mode = params.value("mode", "ack");
+    InviteMode parsed;
+    if (mode == "ack") {
+      parsed = InviteMode::kAck;
+    } else if (mode == "reject") {
+      parsed = InviteMode::kReject;
+    } else if (mode == "silent") {
+      parsed = InviteMode::kSilent;
+    } else {
+      return invalid("invitee mode must be ack, reject or silent, got '" +
+                     mode + "'");
+    }
+    invite_modes_[params["agent_id"].get<std::string>()] = parsed;
+    return json(nullptr);
+  }
+  if (op == "clock.set") {
+    auto at = params.contains("at") && params["at"].is_string()
+                  ? parse_timestamp(params["at"].get<std::string>())
+                  : std::nullopt;
+    if (!at) return invalid("clock.set needs an ISO-8601 'at'");
+    clock_->set(*at);
+    return json(nullptr);
+  }
+  if (op == "clock.advance") {
+    if (!params.contains("seconds") || !params["seconds"].is_number()) {
+      return invalid("clock.advance needs numeric 'seconds'");
+    }
+    clock_->advance(std::chrono::microseconds(
+        static_cast<std::int64_t>(params["seconds"].get<double>() * 1e6)));
+    return json(nullptr);
+  }
+  if (op == "sweep") {
+    if (auto swept = hub_->expire_due(); !swept) {
+      return std::unexpected(swept.error());
+    }
+    return json(nullptr);
+  }
+  if (op == "restart") {
+    if (auto reopened = open_hub(); !reopened) {
+      return std::unexpected(reopened.error());
+    }
+    return json(nullptr);
+  }
+  // "state"
+  if (!params.contains("channel_id") || !params["channel_id"].is_string()) {
+    return invalid("'channel_id'");
+  }
+  const std::string channel_id = params["channel_id"].get<std::string>();
+  auto metadata = hub_->get_channel(channel_id);
+  if (!metadata) return std::unexpected(metadata.error());
+  auto state = hub_->adapter_state(channel_id);
+  if (!state) return std::unexpected(state.error());
+  return json{{"metadata", to_json(*metadata)},
+              {"adapter_state", *state ? json::parse(**state) : json(nullptr)}};
+}
+
+Result<json> ScriptRunner::run(std::string_view op, const json& params) {
+  static constexpr std::string_view kScriptOps[] = {
+      "invitee", "clock.set", "clock.advance", "sweep", "restart", "state"};
+  if (std::ranges::find(kScriptOps, op) != std::end(kScriptOps)) {
+    return run_script_op(op, params);
+  }
+  auto result = control_plane_->call(op, params);
+  if (result && op == "register" && result->contains("agent_id")) {
+    bind_agent((*result)["agent_id"].get<std::string>());
+  }
+  return result;
+}
+
+std::optional<std::string> ScriptRunner::run_line(std::string_view line) {
+  const auto first = line.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || line[first] == '#') {
+    return std::nullopt;
+  }
+  json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  json output;
+  if (request.is_discarded() || !request.is_object()) {
+    output = error_line(
+        {ErrorKind::kInvalid, "a script line must be one JSON object"});
+  } else if (!request.contains("op") || !request["op"].is_string()) {
+    output = error_line({ErrorKind::kInvalid, "'op'"});
+  } else {
+    const std::string op = request["op"].get<std::string>();
+    const json params = substitute(request.value("params", json::object()));
+    auto result = run(op, params);
+    if (!result) {
+      output = error_line(result.error());
+    } else {
+      if (request.contains("as") && request["as"].is_string()) {
+        if (auto id = bound_id(op, *result)) {
+          bindings_[request["as"].get<std::string>()] = *id;
+        }
+      }
+      output = {{"ok", true}, {"result", std::move(*result)}};
+    }
+  }
+  return dump_python(output);
+}
+
+}  // namespace parley::engine

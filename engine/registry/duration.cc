@@ -1,0 +1,196 @@
+#include "engine/registry/duration.h"
+
+#include <array>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace parley::engine {
+namespace {
+
+// UTF-8 encodings of the whitespace Python's `int()` strips: `str.isspace`
+// minus U+001C..U+001F.
+constexpr std::array<std::string_view, 25> kIntSpaces = {
+    "\t",           "\n",           "\v",
+    "\f",           "\r",           " ",
+    "\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80",
+    "\xe2\x80\x80", "\xe2\x80\x81", "\xe2\x80\x82",
+    "\xe2\x80\x83", "\xe2\x80\x84", "\xe2\x80\x85",
+    "\xe2\x80\x86", "\xe2\x80\x87", "\xe2\x80\x88",
+    "\xe2\x80\x89", "\xe2\x80\x8a", "\xe2\x80\xa8",
+    "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f",
+    "\xe3\x80\x80",
+};
+
+std::string_view strip_int_spaces(std::string_view s) {
+  for (bool again = true; again;) {
+    again = false;
+    for (std::string_view space : kIntSpaces) {
+      if (s.starts_with(space)) {
+        s.remove_prefix(space.size());
+        again = true;
+      }
+      if (s.ends_with(space)) {
+        s.remove_suffix(space.size());
+        again = true;
+      }
+    }
+  }
+  return s;
+}
+
+// Decodes one UTF-8 code point at `s[i]` and advances `i` past it. A byte
+// that does not start a well-formed sequence decodes alone, as U+DC00 + byte
+// (Python's surrogateescape).
+char32_t next_code_point(std::string_view s, std::size_t& i) {
+  const auto lead = static_cast<unsigned char>(s[i]);
+  std::size_t extra = 0;
+  char32_t cp = 0;
+  char32_t min = 0;
+  if (lead < 0x80) {
+    ++i;
+    return lead;
+  } else if (lead >= 0xc2 && lead <= 0xdf) {
+    extra = 1, cp = lead & 0x1f, min = 0x80;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    extra = 2, cp = lead & 0x0f, min = 0x800;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    extra = 3, cp = lead & 0x07, min = 0x10000;
+  } else {
+    ++i;
+    return 0xdc00 + lead;
+  }
+  bool ok = i + extra < s.size();
+  for (std::size_t k = 1; ok && k <= extra; ++k) {
+    const auto cont = static_cast<unsigned char>(s[i + k]);
+    ok = (cont & 0xc0) == 0x80;
+    cp = (cp << 6) | (cont & 0x3f);
+  }
+  if (!ok || cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+    ++i;
+    return 0xdc00 + lead;
+  }
+  i += extra + 1;
+  return cp;
+}
+
+// Whether Python's `repr` escapes `cp`: exact for U+0000..U+00FF and for
+// the separators and common format characters above; other code points are
+// printed as they are.
+bool repr_escapes(char32_t cp) {
+  if (cp < 0x20 || (cp >= 0x7f && cp <= 0xa0) || cp == 0xad) return true;
+  if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200f) ||
+      (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x2064) ||
+      cp == 0x3000 || cp == 0xfeff) {
+    return true;
+  }
+  return cp >= 0xd800 && cp <= 0xdfff;
+}
+
+// Python's `repr()` of a str.
+std::string python_repr(std::string_view s) {
+  const bool has_single = s.find('\'') != std::string_view::npos;
+  const bool has_double = s.find('"') != std::string_view::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t start = i;
+    const char32_t cp = next_code_point(s, i);
+    if (cp == '\\' || cp == static_cast<char32_t>(quote)) {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (repr_escapes(cp)) {
+      char buf[12];
+      if (cp <= 0xff) {
+        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
+      } else {
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      }
+      out += buf;
+    } else {
+      out += s.substr(start, i - start);
+    }
+  }
+  out += quote;
+  return out;
+}
+
+// Python's `int(text)` (base 10, ASCII digits) into an int64.
+Result<std::int64_t> python_int(std::string_view text) {
+  const auto bad_literal = [&] {
+    return invalid("invalid literal for int() with base 10: " +
+                   python_repr(text));
+  };
+  std::string_view s = strip_int_spaces(text);
+  bool negative = false;
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return bad_literal();
+  // Accumulate as a negative number so the int64 minimum is representable.
+  std::int64_t value = 0;
+  bool out_of_range = false;
+  bool after_digit = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '_') {
+      if (!after_digit || i + 1 == s.size()) return bad_literal();
+      after_digit = false;
+      continue;
+    }
+    if (c < '0' || c > '9') return bad_literal();
+    after_digit = true;
+    if (__builtin_mul_overflow(value, 10, &value) ||
+        __builtin_sub_overflow(value, c - '0', &value)) {
+      out_of_range = true;
+    }
+  }
+  if (!after_digit) return bad_literal();
+  if (out_of_range ||
+      (!negative && value == std::numeric_limits<std::int64_t>::min())) {
+    return invalid("duration out of range: " + python_repr(text));
+  }
+  return negative ? value : -value;
+}
+
+std::int64_t unit_seconds(char suffix) {
+  switch (suffix) {
+    case 's':
+      return 1;
+    case 'm':
+      return 60;
+    case 'h':
+      return 3600;
+    case 'd':
+      return 86400;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+Result<std::int64_t> parse_duration(const DurationSpec& spec) {
+  if (const auto* seconds = std::get_if<std::int64_t>(&spec)) return *seconds;
+  const std::string_view text = std::get<std::string>(spec);
+  if (text.empty()) return 0;
+  const std::int64_t unit = unit_seconds(text.back());
+  if (unit == 0) return python_int(text);
+  auto count = python_int(text.substr(0, text.size() - 1));
+  if (!count) return count;
+  std::int64_t total = 0;
+  if (__builtin_mul_overflow(*count, unit, &total)) {
+    return invalid("duration out of range: " + python_repr(text));
+  }
+  return total;
+}
+
+}  // namespace parley::engine
