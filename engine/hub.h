@@ -178,6 +178,12 @@ class Hub {
       std::string_view agent_id, std::string_view since_envelope_id) const;
 
   // --- Audit (spec §2.4) -------------------------------------------------
+  // A client's notify handler crashed (spec §10): audit "turn_failed".
+  // Over the wire AG2 reports every such crash as a RuntimeError.
+  Result<void> report_turn_failure(std::string_view channel_id,
+                                   std::string_view agent_id,
+                                   std::string_view envelope_id,
+                                   std::string_view message);
   // Every audit record in log order, as AG2 JSON objects.
   Result<std::vector<JsonText>> read_audit() const;
 

@@ -166,4 +166,20 @@ Result<void> Hub::record_observation(std::string_view owner_id,
   return commit(batch, writer);
 }
 
+Result<void> Hub::report_turn_failure(std::string_view channel_id,
+                                      std::string_view agent_id,
+                                      std::string_view envelope_id,
+                                      std::string_view message) {
+  std::unique_lock writer(writer_);
+  Commit batch;
+  batch.add(audit_record({{"at", now()},
+                          {"kind", "turn_failed"},
+                          {"channel_id", channel_id},
+                          {"agent_id", agent_id},
+                          {"envelope_id", envelope_id},
+                          {"exc_type", "RuntimeError"},
+                          {"exc_message", message}}));
+  return commit(batch, writer);
+}
+
 }  // namespace parley::engine

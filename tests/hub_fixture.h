@@ -37,6 +37,11 @@ class TestHub {
   // Closes the hub and opens a new one on the same store, with the same
   // adapters; deliveries seen so far are kept.
   void restart();
+  // The custom adapters of the next restart.
+  void set_adapters(
+      std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters) {
+    adapters_ = std::move(adapters);
+  }
 
   // Registers `name` (REQUIREs success) and returns its agent id.
   std::string add_agent(std::string_view name, engine::Resume resume = {},

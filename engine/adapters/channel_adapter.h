@@ -8,10 +8,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "engine/channels/channel.h"
 #include "engine/envelope.h"
 #include "engine/error.h"
+#include "engine/views/view_policy.h"
 
 namespace parley::engine {
 
@@ -72,6 +74,23 @@ class ChannelAdapter {
 
   virtual std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata, const AdapterState& state) const = 0;
+
+  // The text models see for `envelope`, or nullopt to leave it out of every
+  // view (spec §5.1, §9). The default: an `ag2.msg.text` whose
+  // event_data.text is a string gives that string (the empty string
+  // included); anything else gives nullopt. Pure.
+  virtual std::optional<std::string> render_envelope(
+      const EnvelopeView& envelope) const;
+
+  // The view `participant_id` gets by default in a channel of this type
+  // (spec §9). The default: the full transcript.
+  virtual ViewPolicy default_view_policy(const ChannelMetadata& metadata,
+                                         std::string_view participant_id) const;
 };
+
+// The default rule of ChannelAdapter::render_envelope, without copying:
+// event_data.text of an `ag2.msg.text` when it is a string, else nullopt.
+// The view points into envelope.event_data.
+std::optional<std::string_view> message_text(const EnvelopeView& envelope);
 
 }  // namespace parley::engine

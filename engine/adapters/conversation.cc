@@ -101,4 +101,9 @@ std::optional<ExpectedTurn> ConversationAdapter::expected_next(
   return std::nullopt;
 }
 
+ViewPolicy ConversationAdapter::default_view_policy(const ChannelMetadata&,
+                                                    std::string_view) const {
+  return *ViewPolicy::windowed_summary(10);
+}
+
 }  // namespace parley::engine

@@ -42,6 +42,10 @@ class ConversationAdapter final : public ChannelAdapter {
   std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;
+  // WindowedSummary(10) (spec §9).
+  ViewPolicy default_view_policy(
+      const ChannelMetadata& metadata,
+      std::string_view participant_id) const override;
 
  private:
   ChannelManifest manifest_;

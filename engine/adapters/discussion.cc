@@ -157,4 +157,12 @@ std::optional<ExpectedTurn> DiscussionAdapter::expected_next(
                       .triggering_envelope_id = discussion.last_envelope_id};
 }
 
+ViewPolicy DiscussionAdapter::default_view_policy(
+    const ChannelMetadata& metadata, std::string_view) const {
+  const auto participants =
+      static_cast<std::int64_t>(metadata.participants.size());
+  return *ViewPolicy::named_windowed_summary(
+      std::max<std::int64_t>(2 * participants, 4));
+}
+
 }  // namespace parley::engine

@@ -52,6 +52,10 @@ class DiscussionAdapter final : public ChannelAdapter {
   std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;
+  // NamedWindowedSummary(max(2 * participants, 4)) (spec §5.6).
+  ViewPolicy default_view_policy(
+      const ChannelMetadata& metadata,
+      std::string_view participant_id) const override;
 
  private:
   ChannelManifest manifest_;

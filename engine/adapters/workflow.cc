@@ -177,6 +177,92 @@ bool route_packet(WorkflowState& state, const PacketFields& packet) {
   return false;
 }
 
+// ---- packet text (spec §5.7.3) ---------------------------------------------
+
+constexpr char32_t kMalformed = 0xffffffff;
+
+std::size_t utf8_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead & 0xe0) == 0xc0) return 2;
+  if ((lead & 0xf0) == 0xe0) return 3;
+  if ((lead & 0xf8) == 0xf0) return 4;
+  return 1;
+}
+
+// The code point `sequence` encodes, or kMalformed.
+char32_t decode_utf8(std::string_view sequence) {
+  const auto lead = static_cast<unsigned char>(sequence[0]);
+  if (utf8_length(lead) != sequence.size()) return kMalformed;
+  if (sequence.size() == 1) return lead < 0x80 ? lead : kMalformed;
+  char32_t code = lead & (0x7f >> sequence.size());
+  for (std::size_t i = 1; i < sequence.size(); ++i) {
+    code = (code << 6) | (static_cast<unsigned char>(sequence[i]) & 0x3f);
+  }
+  return code;
+}
+
+// What Python's str.strip() removes.
+bool python_space(char32_t code) {
+  return (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x20) ||
+         code == 0x85 || code == 0xa0 || code == 0x1680 ||
+         (code >= 0x2000 && code <= 0x200a) || code == 0x2028 ||
+         code == 0x2029 || code == 0x202f || code == 0x205f || code == 0x3000;
+}
+
+// Python's `text.strip()` on UTF-8 text.
+std::string_view python_strip(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t length =
+        std::min(utf8_length(static_cast<unsigned char>(text[0])), text.size());
+    if (!python_space(decode_utf8(text.substr(0, length)))) break;
+    text.remove_prefix(length);
+  }
+  while (!text.empty()) {
+    std::size_t start = text.size() - 1;
+    while (start > 0 && text.size() - start < 4 &&
+           (static_cast<unsigned char>(text[start]) & 0xc0) == 0x80) {
+      --start;
+    }
+    if (!python_space(decode_utf8(text.substr(start)))) break;
+    text.remove_suffix(text.size() - start);
+  }
+  return text;
+}
+
+// A string field's text; empty when absent or not a string.
+std::string_view string_or_empty(flexbuffers::Reference value) {
+  return string_of(value).value_or(std::string_view());
+}
+
+// A hand-off packet's line "[Handed off via <tool>] <reason>" (stripped;
+// tool and reason default to empty), then the body if non-empty, joined by
+// a newline; nullopt when both are empty.
+std::optional<std::string> packet_text(const EnvelopeView& envelope) {
+  const auto root = root_map(envelope.event_data);
+  if (!root) return std::nullopt;
+  const auto [body, routing] = flex_fields::find(
+      *root, std::array<std::string_view, 2>{"body", "routing"});
+  std::string text;
+  if (routing.IsMap()) {
+    const auto [kind, reason, tool] = flex_fields::find(
+        routing.AsMap(),
+        std::array<std::string_view, 3>{"kind", "reason", "tool"});
+    if (string_of(kind) == "handoff") {
+      std::string line = "[Handed off via ";
+      line.append(string_or_empty(tool)).append("] ");
+      line.append(string_or_empty(reason));
+      text.assign(python_strip(line));
+    }
+  }
+  const std::string_view body_text = string_or_empty(body);
+  if (!body_text.empty()) {
+    if (!text.empty()) text.push_back('\n');
+    text.append(body_text);
+  }
+  if (text.empty()) return std::nullopt;
+  return text;
+}
+
 }  // namespace
 
 // ---- WorkflowState ----------------------------------------------------------
@@ -379,6 +465,22 @@ std::optional<ExpectedTurn> WorkflowAdapter::expected_next(
   if (!workflow.expected_next_speaker) return std::nullopt;
   return ExpectedTurn{.agent_id = *workflow.expected_next_speaker,
                       .triggering_envelope_id = workflow.last_envelope_id};
+}
+
+std::optional<std::string> WorkflowAdapter::render_envelope(
+    const EnvelopeView& envelope) const {
+  if (envelope.event_type != event_type::kPacket) {
+    return ChannelAdapter::render_envelope(envelope);
+  }
+  return packet_text(envelope);
+}
+
+ViewPolicy WorkflowAdapter::default_view_policy(const ChannelMetadata& metadata,
+                                                std::string_view) const {
+  const auto participants =
+      static_cast<std::int64_t>(metadata.participants.size());
+  return *ViewPolicy::named_windowed_summary(
+      std::max<std::int64_t>(2 * participants, 4));
 }
 
 }  // namespace parley::engine

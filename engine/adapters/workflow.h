@@ -70,6 +70,14 @@ class WorkflowAdapter final : public ChannelAdapter {
   std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;
+  // Packets render as "packet text" (spec §5.7.3); everything else as the
+  // default. A packet's non-string body, tool or reason counts as absent.
+  std::optional<std::string> render_envelope(
+      const EnvelopeView& envelope) const override;
+  // NamedWindowedSummary(max(2 * participants, 4)) (spec §5.7).
+  ViewPolicy default_view_policy(
+      const ChannelMetadata& metadata,
+      std::string_view participant_id) const override;
 
  private:
   Result<std::shared_ptr<const TransitionGraph>> load_graph(

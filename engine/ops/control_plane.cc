@@ -403,6 +403,17 @@ const std::map<std::string, Op, std::less<>>& ops() {
          }
          return out;
        }},
+      {"report_turn_failure",
+       [](Hub& hub, const Params& params) -> Result<json> {
+         PARLEY_CHECK(params.only(
+             {"channel_id", "agent_id", "envelope_id", "error"}));
+         PARLEY_TRY(channel_id, params.text("channel_id"));
+         PARLEY_TRY(agent_id, params.text("agent_id"));
+         PARLEY_TRY(envelope_id, params.text("envelope_id"));
+         PARLEY_TRY(error, params.optional_text("error"));
+         return done(hub.report_turn_failure(channel_id, agent_id, envelope_id,
+                                             error.value_or("")));
+       }},
       {"read_channel_log", read_channel_log_op},
   };
   return table;
