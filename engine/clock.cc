@@ -48,15 +48,16 @@ std::string format_timestamp(Timestamp at) {
 
 std::optional<Timestamp> parse_timestamp(std::string_view text) {
   int year, month, day, hour, minute, second;
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' ||
-      text[10] != 'T' || text[13] != ':' || text[16] != ':' ||
-      !read_digits(text, 0, 4, year) || !read_digits(text, 5, 2, month) ||
-      !read_digits(text, 8, 2, day) || !read_digits(text, 11, 2, hour) ||
-      !read_digits(text, 14, 2, minute) || !read_digits(text, 17, 2, second)) {
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
+      text[13] != ':' || text[16] != ':' || !read_digits(text, 0, 4, year) ||
+      !read_digits(text, 5, 2, month) || !read_digits(text, 8, 2, day) ||
+      !read_digits(text, 11, 2, hour) || !read_digits(text, 14, 2, minute) ||
+      !read_digits(text, 17, 2, second)) {
     return std::nullopt;
   }
-  const std::chrono::year_month_day date{
-      std::chrono::year(year), std::chrono::month(month), std::chrono::day(day)};
+  const std::chrono::year_month_day date{std::chrono::year(year),
+                                         std::chrono::month(month),
+                                         std::chrono::day(day)};
   if (!date.ok() || hour > 23 || minute > 59 || second > 59) {
     return std::nullopt;
   }
@@ -82,7 +83,8 @@ std::optional<Timestamp> parse_timestamp(std::string_view text) {
     if (!read_digits(zone, 1, 2, hours) || !read_digits(zone, 4, 2, minutes)) {
       return std::nullopt;
     }
-    offset_seconds = (hours * 3600LL + minutes * 60LL) * (zone[0] == '+' ? 1 : -1);
+    offset_seconds =
+        (hours * 3600LL + minutes * 60LL) * (zone[0] == '+' ? 1 : -1);
   } else {
     return std::nullopt;
   }

@@ -18,7 +18,8 @@ inline constexpr std::string_view kChannelExpired = "ag2.channel.expired";
 inline constexpr std::string_view kExpectationViolated =
     "ag2.expectation.violated";
 inline constexpr std::string_view kContextSet = "ag2.context.set";
-inline constexpr std::string_view kTaskCancelRequest = "ag2.task.cancel_request";
+inline constexpr std::string_view kTaskCancelRequest =
+    "ag2.task.cancel_request";
 inline constexpr std::string_view kTaskCancelled = "ag2.task.cancelled";
 
 // Hub classification, by prefix.

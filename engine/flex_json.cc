@@ -40,8 +40,7 @@ bool write(flexbuffers::Builder& builder, const char* key,
       return true;
     case Type::string: {
       const auto& text = value.get_ref<const std::string&>();
-      scalar([&] { builder.String(key, text); },
-             [&] { builder.String(text); });
+      scalar([&] { builder.String(key, text); }, [&] { builder.String(text); });
       return true;
     }
     case Type::array: {
@@ -114,8 +113,10 @@ bool is_number(const nlohmann::json& v) {
 }
 long double numeric(const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
-  if (v.is_number_unsigned()) return static_cast<long double>(v.get<std::uint64_t>());
-  if (v.is_number_integer()) return static_cast<long double>(v.get<std::int64_t>());
+  if (v.is_number_unsigned())
+    return static_cast<long double>(v.get<std::uint64_t>());
+  if (v.is_number_integer())
+    return static_cast<long double>(v.get<std::int64_t>());
   return static_cast<long double>(v.get<double>());
 }
 

@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "engine/envelope.h"
 #include "engine/error.h"

@@ -4,7 +4,6 @@
 #include "engine/hub.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/adapters/builtin_adapters.h"
@@ -20,8 +19,8 @@ namespace parley::engine {
 namespace {
 
 std::unexpected<Error> storage_error(const log::Error& error) {
-  return fail(ErrorKind::kStorage, std::string(log::to_string(error.code)) +
-                                       ": " + error.message);
+  return fail(ErrorKind::kStorage,
+              std::string(log::to_string(error.code)) + ": " + error.message);
 }
 
 // Python's slice bounds of [since:until] over `size` elements.
@@ -87,12 +86,12 @@ Result<void> Hub::close() {
 Result<void> Hub::hydrate() {
   std::unique_lock lock(state_mutex_);
   Result<void> folded;
-  auto read = store_->read(
-      1, log::kLastSequence,
-      [&](std::uint64_t log_sequence, std::string_view record) {
-        folded = state_.apply(log_sequence, record);
-        return folded.has_value();
-      });
+  auto read =
+      store_->read(1, log::kLastSequence,
+                   [&](std::uint64_t log_sequence, std::string_view record) {
+                     folded = state_.apply(log_sequence, record);
+                     return folded.has_value();
+                   });
   if (!read) return storage_error(read.error());
   if (!folded) return folded;
   minter_.observe(state_.largest_envelope_id);
@@ -126,8 +125,8 @@ Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
       batch.entries, [&](std::span<const log::Position> positions) {
         std::unique_lock lock(state_mutex_);
         for (std::size_t i = 0; i < batch.entries.size() && folded; ++i) {
-          folded = state_.apply(positions[i].log_sequence,
-                                batch.entries[i].record);
+          folded =
+              state_.apply(positions[i].log_sequence, batch.entries[i].record);
         }
         for (auto& staged : batch.envelopes) {
           staged.envelope->sequence = positions[staged.entry].channel_sequence;
@@ -242,7 +241,8 @@ std::vector<std::string> Hub::agents_with_capability(
 Result<ChannelMetadata> Hub::get_channel(std::string_view channel_id) const {
   std::shared_lock lock(state_mutex_);
   const ChannelEntry* channel = state_.channels.find(channel_id);
-  if (!channel) return not_found("channel not found: " + std::string(channel_id));
+  if (!channel)
+    return not_found("channel not found: " + std::string(channel_id));
   return channel->metadata;
 }
 
@@ -260,10 +260,9 @@ std::vector<ChannelMetadata> Hub::list_channels(
   return out;
 }
 
-Result<std::vector<Envelope>> Hub::read_wal(std::string_view channel_id,
-                                            std::int64_t since,
-                                            std::optional<std::int64_t> until)
-    const {
+Result<std::vector<Envelope>> Hub::read_wal(
+    std::string_view channel_id, std::int64_t since,
+    std::optional<std::int64_t> until) const {
   std::uint64_t size = 0;
   {
     std::shared_lock lock(state_mutex_);
@@ -329,7 +328,8 @@ Result<std::optional<JsonText>> Hub::adapter_state(
     std::string_view channel_id) const {
   std::shared_lock lock(state_mutex_);
   const ChannelEntry* channel = state_.channels.find(channel_id);
-  if (!channel) return not_found("channel not found: " + std::string(channel_id));
+  if (!channel)
+    return not_found("channel not found: " + std::string(channel_id));
   if (!channel->state) return std::optional<JsonText>{};
   return std::optional<JsonText>(channel->state->to_json());
 }

@@ -20,14 +20,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "engine/adapters/adapter_registry.h"
 #include "engine/clock.h"
@@ -42,8 +41,8 @@
 namespace parley::engine {
 
 struct HubOptions {
-  std::shared_ptr<log::LogStore> store;     // required; the hub closes it
-  std::shared_ptr<const Clock> clock;       // default: SystemClock
+  std::shared_ptr<log::LogStore> store;  // required; the hub closes it
+  std::shared_ptr<const Clock> clock;    // default: SystemClock
   // How long create_channel waits for every invitee's ack (spec §4.3).
   std::chrono::milliseconds invite_ack_timeout{30000};
   bool register_default_adapters = true;
@@ -135,10 +134,9 @@ class Hub {
   // Python slice [since:until] of the channel's envelopes (negative values
   // count from the end); an unknown channel reads as empty. Each envelope
   // carries its per-channel sequence.
-  Result<std::vector<Envelope>> read_wal(std::string_view channel_id,
-                                         std::int64_t since = 0,
-                                         std::optional<std::int64_t> until =
-                                             std::nullopt) const;
+  Result<std::vector<Envelope>> read_wal(
+      std::string_view channel_id, std::int64_t since = 0,
+      std::optional<std::int64_t> until = std::nullopt) const;
   Result<std::optional<Envelope>> find_envelope_by_causation(
       std::string_view channel_id, std::string_view sender_id,
       std::string_view causation_id) const;
@@ -232,12 +230,12 @@ class Hub {
   AdapterRegistry adapters_;
   EnvelopeIdMinter minter_;
 
-  std::mutex writer_;                 // serialises every mutation
+  std::mutex writer_;                      // serialises every mutation
   mutable std::shared_mutex state_mutex_;  // guards state_
   HubState state_;
   std::condition_variable_any lifecycle_changed_;  // on state_mutex_
-  std::atomic<bool> closed_ = false;  // set under writer_
-  std::optional<std::string> failure_;  // guarded by writer_
+  std::atomic<bool> closed_ = false;               // set under writer_
+  std::optional<std::string> failure_;             // guarded by writer_
 
   mutable std::mutex delivery_mutex_;  // guards the two maps below
   std::map<std::string, DeliveryCallback, std::less<>> subscribers_;

@@ -1,7 +1,6 @@
 // Channel mutations (spec §4.3-§4.7): creation and the invite handshake,
 // closing and expiry, and the post pipeline.
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/event_types.h"
@@ -64,10 +63,11 @@ void Hub::stage_terminal(Commit& batch, const ChannelEntry& channel,
   const std::string at = envelope.created_at;
   batch.add_envelope(std::move(envelope), /*hub_authored=*/true,
                      /*deliver=*/true);
-  batch.add(audit_record({{"at", at},
-                          {"kind", expired ? "channel_expired" : "channel_closed"},
-                          {"channel_id", channel.metadata.channel_id},
-                          {"reason", reason}}));
+  batch.add(
+      audit_record({{"at", at},
+                    {"kind", expired ? "channel_expired" : "channel_closed"},
+                    {"channel_id", channel.metadata.channel_id},
+                    {"reason", reason}}));
 }
 
 Result<void> Hub::check_send_rules(const AgentRecord& sender,
@@ -164,7 +164,8 @@ Result<ChannelMetadata> Hub::create_channel(
       const AgentRecord* invitee = registry.find(id);
       if (!matches_any(invitee->rule.access.inbound_from,
                        creator->passport.name)) {
-        return access_denied("invitee " + single_quoted(invitee->passport.name) +
+        return access_denied("invitee " +
+                             single_quoted(invitee->passport.name) +
                              " does not accept inbound from " +
                              single_quoted(creator->passport.name));
       }
@@ -179,8 +180,8 @@ Result<ChannelMetadata> Hub::create_channel(
       if (open >= max) {
         return access_denied("creator " + single_quoted(request.creator_id) +
                              " exceeded max_concurrent_channels (" +
-                             std::to_string(open) + " >= " +
-                             std::to_string(max) + ")");
+                             std::to_string(open) +
+                             " >= " + std::to_string(max) + ")");
       }
     }
     auto ttl = parse_duration(
@@ -233,15 +234,15 @@ Result<ChannelMetadata> Hub::create_channel(
                             {"participants", participant_ids}}));
     // Invites go through the post path's send rules (spec §4.3 step 14).
     for (const auto& invitee : metadata.pending_acks) {
-      Envelope invite = hub_envelope(
-          metadata, event_type::kChannelInvite,
-          {{"channel_id", channel_id},
-           {"manifest_type", metadata.manifest.type},
-           {"manifest_version", metadata.manifest.version},
-           {"creator_id", metadata.creator_id},
-           {"knobs", knobs},
-           {"labels", labels}},
-          std::vector{invitee});
+      Envelope invite =
+          hub_envelope(metadata, event_type::kChannelInvite,
+                       {{"channel_id", channel_id},
+                        {"manifest_type", metadata.manifest.type},
+                        {"manifest_version", metadata.manifest.version},
+                        {"creator_id", metadata.creator_id},
+                        {"knobs", knobs},
+                        {"labels", labels}},
+                       std::vector{invitee});
       if (auto allowed = check_send_rules(*creator, invite); !allowed) {
         invite_failure = allowed.error();
         break;
@@ -253,10 +254,10 @@ Result<ChannelMetadata> Hub::create_channel(
     if (invite_failure) {
       stage_terminal(batch, staged, ChannelState::kClosed, "invite_failed");
     } else if (metadata.pending_acks.empty()) {
-      batch.add_envelope(hub_envelope(metadata, event_type::kChannelOpened,
-                                      {{"channel_id", channel_id}},
-                                      std::nullopt),
-                         /*hub_authored=*/true, /*deliver=*/true);
+      batch.add_envelope(
+          hub_envelope(metadata, event_type::kChannelOpened,
+                       {{"channel_id", channel_id}}, std::nullopt),
+          /*hub_authored=*/true, /*deliver=*/true);
     }
     if (auto committed = commit(batch, writer); !committed) {
       return std::unexpected(committed.error());
@@ -280,9 +281,9 @@ Result<ChannelMetadata> Hub::wait_for_handshake(std::string_view channel_id) {
       return channel->metadata;
     }
     if (is_terminal(channel->metadata.state)) {
-      return protocol_error(channel_label(channel_id) +
-                            " closed during handshake: " +
-                            channel->metadata.close_reason);
+      return protocol_error(
+          channel_label(channel_id) +
+          " closed during handshake: " + channel->metadata.close_reason);
     }
   }
   auto closed =
@@ -369,12 +370,14 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
     }
     // Only participants post (ADR 0021, DESIGN.md).
     if (!metadata.has_participant(envelope.sender_id)) {
-      return protocol_error(label + " only accepts sends from participants, got " +
+      return protocol_error(label +
+                            " only accepts sends from participants, got " +
                             single_quoted(envelope.sender_id));
     }
     // 6. the adapter
-    const std::string manifest_label = single_quoted(metadata.manifest.type) + "@v" +
-                                       std::to_string(metadata.manifest.version);
+    const std::string manifest_label =
+        single_quoted(metadata.manifest.type) + "@v" +
+        std::to_string(metadata.manifest.version);
     if (!channel->adapter) {
       return protocol_error(label + " has no registered adapter (manifest " +
                             manifest_label + ")");
@@ -402,20 +405,19 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
     if (!ack && !reject) {
       auto after = channel->state->clone();
       channel->adapter->fold(view_of(envelope), *after);
-      accepted = channel->adapter->on_accepted(metadata, view_of(envelope),
-                                               *after);
+      accepted =
+          channel->adapter->on_accepted(metadata, view_of(envelope), *after);
     }
     const bool activates =
         ack && pending && metadata.rejected_by.empty() &&
-        metadata.pending_acks ==
-            std::vector<std::string>{envelope.sender_id};
+        metadata.pending_acks == std::vector<std::string>{envelope.sender_id};
     batch.add_envelope(envelope, /*hub_authored=*/false,
                        /*deliver=*/!ack && !reject);
     if (activates) {
-      batch.add_envelope(hub_envelope(metadata, event_type::kChannelOpened,
-                                      {{"channel_id", metadata.channel_id}},
-                                      std::nullopt),
-                         /*hub_authored=*/true, /*deliver=*/true);
+      batch.add_envelope(
+          hub_envelope(metadata, event_type::kChannelOpened,
+                       {{"channel_id", metadata.channel_id}}, std::nullopt),
+          /*hub_authored=*/true, /*deliver=*/true);
     } else if (reject && pending) {
       stage_terminal(batch, *channel, ChannelState::kClosed, "invite_rejected");
     } else if (accepted && accepted->next_state &&

@@ -92,10 +92,9 @@ Result<std::vector<Envelope>> Hub::replay_for(
     auto wal = read_wal(channel_id);
     if (!wal) return std::unexpected(wal.error());
     for (Envelope& envelope : *wal) {
-      const bool addressed =
-          !envelope.audience ||
-          std::ranges::find(*envelope.audience, agent_id) !=
-              envelope.audience->end();
+      const bool addressed = !envelope.audience ||
+                             std::ranges::find(*envelope.audience, agent_id) !=
+                                 envelope.audience->end();
       if (!envelope.envelope_id.empty() && envelope.envelope_id > floor &&
           envelope.sender_id != agent_id && addressed) {
         out.push_back(std::move(envelope));

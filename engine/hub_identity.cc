@@ -27,8 +27,8 @@ std::unexpected<Error> not_registered(std::string_view agent_id) {
 Result<Passport> Hub::register_identity(Passport passport, Resume resume,
                                         std::optional<std::string> skill_md,
                                         std::optional<Rule> rule) {
-  if (passport.kind && std::ranges::find(kKinds, *passport.kind) ==
-                           std::end(kKinds)) {
+  if (passport.kind &&
+      std::ranges::find(kKinds, *passport.kind) == std::end(kKinds)) {
     return invalid(
         "Passport.kind must be one of ('agent', 'human', 'remote_agent') or "
         "None; got '" +

@@ -34,8 +34,8 @@ std::string_view view(const flatbuffers::String* text) {
 // event_data.reason of a closed/expired envelope.
 std::string_view reason_of(std::span<const std::uint8_t> data) {
   if (data.empty()) return {};
-  auto reason = flexbuffers::GetRoot(data.data(), data.size())
-                    .AsMap()["reason"];
+  auto reason =
+      flexbuffers::GetRoot(data.data(), data.size()).AsMap()["reason"];
   if (!reason.IsString()) return {};
   auto text = reason.AsString();
   return {text.c_str(), text.size()};
@@ -97,7 +97,8 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
           log_sequence, bytes(root->body_as_ChannelCreated()->metadata()));
     case schema::Body::AgentRegistered: {
       const auto* registered = root->body_as_AgentRegistered();
-      auto passport = passport_from_json(flex_to_json(bytes(registered->passport())));
+      auto passport =
+          passport_from_json(flex_to_json(bytes(registered->passport())));
       auto resume = resume_from_json(flex_to_json(bytes(registered->resume())));
       auto rule = rule_from_json(flex_to_json(bytes(registered->rule())));
       if (!passport || !resume || !rule) {
@@ -110,7 +111,8 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
                         .resume = std::move(*resume),
                         .rule = std::move(*rule)};
       agent.passport.agent_id = view(registered->agent_id());
-      if (registered->skill_md()) agent.skill_md = registered->skill_md()->str();
+      if (registered->skill_md())
+        agent.skill_md = registered->skill_md()->str();
       registry.add(std::move(agent));
       return {};
     }
@@ -123,14 +125,16 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
       const std::string_view what = view(updated->what());
       const nlohmann::json value = flex_to_json(bytes(updated->value()));
       if (what == "skill") {
-        registry.set_skill(agent_id, value.is_string()
-                                         ? std::optional(value.get<std::string>())
-                                         : std::nullopt);
+        registry.set_skill(agent_id,
+                           value.is_string()
+                               ? std::optional(value.get<std::string>())
+                               : std::nullopt);
         return {};
       }
       if (what == "rule") {
         auto rule = rule_from_json(value);
-        if (!rule) return undecodable(log_sequence, "rule", rule.error().message);
+        if (!rule)
+          return undecodable(log_sequence, "rule", rule.error().message);
         registry.set_rule(agent_id, std::move(*rule));
         return {};
       }
@@ -138,9 +142,8 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
       if (!observation && what != "resume") {
         return undecodable(log_sequence, "agent update", what);
       }
-      auto resume =
-          resume_from_json(observation ? value.value("resume", nlohmann::json())
-                                       : value);
+      auto resume = resume_from_json(
+          observation ? value.value("resume", nlohmann::json()) : value);
       if (!resume) {
         return undecodable(log_sequence, "resume", resume.error().message);
       }

@@ -50,7 +50,8 @@ void EnvelopeIdMinter::observe(std::string_view id) {
   if (!has_id_shape(id)) return;
   std::uint64_t nanos = 0;
   for (char c : id.substr(0, 16)) {
-    nanos = nanos * 16 + static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+    nanos = nanos * 16 +
+            static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
   }
   std::lock_guard lock(mutex_);
   if (nanos > last_nanos_) last_nanos_ = nanos;

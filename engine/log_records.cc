@@ -40,16 +40,16 @@ std::string agent_registered_record(const AgentRecord& agent) {
   auto resume = flex(builder, to_json(agent.resume));
   auto rule = flex(builder, to_json(agent.rule));
   auto skill = agent.skill_md ? builder.CreateString(*agent.skill_md) : 0;
-  auto body = schema::CreateAgentRegistered(builder, id, passport, resume,
-                                            rule, skill);
+  auto body =
+      schema::CreateAgentRegistered(builder, id, passport, resume, rule, skill);
   return schema::finish_record(builder, schema::Body::AgentRegistered,
                                body.Union());
 }
 
 std::string agent_unregistered_record(std::string_view agent_id) {
   FlatBufferBuilder builder;
-  auto body = schema::CreateAgentUnregistered(builder,
-                                              builder.CreateString(agent_id));
+  auto body =
+      schema::CreateAgentUnregistered(builder, builder.CreateString(agent_id));
   return schema::finish_record(builder, schema::Body::AgentUnregistered,
                                body.Union());
 }

@@ -4,11 +4,10 @@
 // engine/hub_state.h.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "engine/channels/channel.h"
 #include "engine/envelope.h"

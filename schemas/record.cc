@@ -1,11 +1,11 @@
 #include "schemas/record.h"
-#include "schemas/record_builder.h"
 
 #include <flatbuffers/flatbuffers.h>
 
 #include <cstring>
 
 #include "parley/schemas/log_generated.h"
+#include "schemas/record_builder.h"
 
 namespace parley::schema {
 namespace {

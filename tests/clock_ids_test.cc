@@ -59,7 +59,9 @@ TEST_CASE("IDS-02 envelope ids are strictly increasing, also across threads") {
 
 TEST_CASE("envelope ids stay above a floor seeded from the future") {
   EnvelopeIdMinter minter;
-  const std::string future = "7fffffffffffff00" "0000000000000000";
+  const std::string future =
+      "7fffffffffffff00"
+      "0000000000000000";
   minter.observe(future);
   CHECK(minter.mint() > future);
 }

@@ -6,9 +6,8 @@
 
 #include <fstream>
 #include <map>
-#include <regex>
-
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "engine/ops/script_runner.h"
 #include "log/rocksdb_log_store.h"

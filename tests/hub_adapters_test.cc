@@ -57,7 +57,9 @@ class TallyAdapter final : public ChannelAdapter {
   ChannelManifest manifest_;
 };
 
-TEST_CASE("a custom adapter folds, closes its channel and is refolded after restart") {
+TEST_CASE(
+    "a custom adapter folds, closes its channel and is refolded after "
+    "restart") {
   testing::TestHub t({std::make_shared<TallyAdapter>()});
   const auto alice = t.add_agent("alice");
   const auto bob = t.add_agent("bob");
@@ -76,7 +78,8 @@ TEST_CASE("a custom adapter folds, closes its channel and is refolded after rest
   CHECK(t.wal_types(id).back() == event_type::kChannelClosed);
 }
 
-TEST_CASE("a channel whose adapter is no longer registered is readable but dormant") {
+TEST_CASE(
+    "a channel whose adapter is no longer registered is readable but dormant") {
   testing::TestHub t({std::make_shared<TallyAdapter>()});
   const auto alice = t.add_agent("alice");
   const auto bob = t.add_agent("bob");
@@ -95,8 +98,7 @@ TEST_CASE("a channel whose adapter is no longer registered is readable but dorma
   auto refused = t.say(id, bob, "2");
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message ==
-        "channel '" + id +
-            "' has no registered adapter (manifest 'tally'@v1)");
+        "channel '" + id + "' has no registered adapter (manifest 'tally'@v1)");
   CHECK(t.wal(id).size() == 4);
   t.set_adapters({std::make_shared<TallyAdapter>()});
   t.restart();

@@ -88,7 +88,8 @@ TEST_CASE("a recipient whose inbound rule refuses the sender is skipped") {
   CHECK(texts(t.wal(channel->channel_id)).size() == 1);
 }
 
-TEST_CASE("a queue subscriber pops deliveries in order and times out when idle") {
+TEST_CASE(
+    "a queue subscriber pops deliveries in order and times out when idle") {
   Trio trio;
   auto queue = trio.t.hub().subscribe_queue(trio.bob);
   auto first = trio.t.say(trio.channel, trio.alice, "one");
@@ -100,7 +101,8 @@ TEST_CASE("a queue subscriber pops deliveries in order and times out when idle")
   CHECK_FALSE(queue->pop(std::chrono::milliseconds(10)).has_value());
 }
 
-TEST_CASE("an ack receipt moves the cursor forward only, and survives restart") {
+TEST_CASE(
+    "an ack receipt moves the cursor forward only, and survives restart") {
   Trio trio;
   auto first = trio.t.say(trio.channel, trio.alice, "one");
   auto second = trio.t.say(trio.channel, trio.alice, "two");

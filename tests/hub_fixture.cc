@@ -49,29 +49,29 @@ void TestHub::restart() {
 }
 
 void TestHub::bind(const std::string& agent_id) {
-  hub_->subscribe(agent_id, [this](const std::string& recipient,
-                                   const Envelope& envelope) {
-    {
-      std::lock_guard lock(inbox_mutex_);
-      inboxes_[recipient].push_back(envelope);
-    }
-    if (envelope.event_type != engine::event_type::kChannelInvite) return;
-    auto mode = invitees_.find(recipient);
-    const Invitee answer =
-        mode == invitees_.end() ? Invitee::kAck : mode->second;
-    if (answer == Invitee::kSilent) return;
-    Envelope reply;
-    reply.channel_id = envelope.channel_id;
-    reply.sender_id = recipient;
-    reply.event_type = answer == Invitee::kAck
-                           ? engine::event_type::kChannelInviteAck
-                           : engine::event_type::kChannelInviteReject;
-    json data = {{"channel_id", envelope.channel_id}};
-    if (answer == Invitee::kReject) data["reason"] = "not interested";
-    reply.event_data = engine::to_flex(data).value();
-    reply.causation_id = envelope.envelope_id;
-    (void)hub_->post_envelope(std::move(reply));
-  });
+  hub_->subscribe(
+      agent_id, [this](const std::string& recipient, const Envelope& envelope) {
+        {
+          std::lock_guard lock(inbox_mutex_);
+          inboxes_[recipient].push_back(envelope);
+        }
+        if (envelope.event_type != engine::event_type::kChannelInvite) return;
+        auto mode = invitees_.find(recipient);
+        const Invitee answer =
+            mode == invitees_.end() ? Invitee::kAck : mode->second;
+        if (answer == Invitee::kSilent) return;
+        Envelope reply;
+        reply.channel_id = envelope.channel_id;
+        reply.sender_id = recipient;
+        reply.event_type = answer == Invitee::kAck
+                               ? engine::event_type::kChannelInviteAck
+                               : engine::event_type::kChannelInviteReject;
+        json data = {{"channel_id", envelope.channel_id}};
+        if (answer == Invitee::kReject) data["reason"] = "not interested";
+        reply.event_data = engine::to_flex(data).value();
+        reply.causation_id = envelope.envelope_id;
+        (void)hub_->post_envelope(std::move(reply));
+      });
 }
 
 std::string TestHub::add_agent(std::string_view name, engine::Resume resume,
@@ -80,9 +80,9 @@ std::string TestHub::add_agent(std::string_view name, engine::Resume resume,
                                std::optional<std::string> kind) {
   engine::Passport passport{.name = std::string(name)};
   passport.kind = std::move(kind);
-  auto registered = hub_->register_identity(
-      std::move(passport), std::move(resume), std::move(skill_md),
-      std::move(rule));
+  auto registered =
+      hub_->register_identity(std::move(passport), std::move(resume),
+                              std::move(skill_md), std::move(rule));
   REQUIRE_MESSAGE(registered.has_value(), registered.error().message);
   bind(*registered->agent_id);
   return *registered->agent_id;

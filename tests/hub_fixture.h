@@ -5,12 +5,11 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/clock.h"
 #include "engine/hub.h"
@@ -25,8 +24,8 @@ class TestHub {
 
   // The clock starts at 2026-01-01T00:00:00+00:00. Extra adapters are
   // registered at every (re)start.
-  explicit TestHub(std::vector<std::shared_ptr<const engine::ChannelAdapter>>
-                       adapters = {});
+  explicit TestHub(
+      std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters = {});
   ~TestHub();
 
   engine::Hub& hub() { return *hub_; }

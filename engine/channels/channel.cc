@@ -21,9 +21,9 @@ std::string_view to_string(ChannelState state) {
 }
 
 std::optional<ChannelState> channel_state_from(std::string_view text) {
-  for (auto state : {ChannelState::kPending, ChannelState::kActive,
-                     ChannelState::kClosing, ChannelState::kClosed,
-                     ChannelState::kExpired}) {
+  for (auto state :
+       {ChannelState::kPending, ChannelState::kActive, ChannelState::kClosing,
+        ChannelState::kClosed, ChannelState::kExpired}) {
     if (to_string(state) == text) return state;
   }
   return std::nullopt;

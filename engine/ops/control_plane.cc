@@ -13,14 +13,14 @@ namespace {
 using nlohmann::json;
 
 // Binds `name` to the value of a Result expression, or returns its error.
-#define PARLEY_TRY(name, expression)                                     \
-  auto name##_result = (expression);                                     \
-  if (!name##_result) return std::unexpected(name##_result.error());     \
+#define PARLEY_TRY(name, expression)                                 \
+  auto name##_result = (expression);                                 \
+  if (!name##_result) return std::unexpected(name##_result.error()); \
   auto& name = *name##_result
 
 // Returns the error of a Result<void> expression, if any.
-#define PARLEY_CHECK(expression)                                      \
-  if (auto checked = (expression); !checked)                          \
+#define PARLEY_CHECK(expression)             \
+  if (auto checked = (expression); !checked) \
   return std::unexpected(checked.error())
 
 // Strict reading of one op's params (spec §11.5: a missing param is a
@@ -135,18 +135,16 @@ Result<json> register_op(Hub& hub, const Params& params) {
     PARLEY_TRY(parsed, rule_from_json(*rule_json));
     rule = std::move(parsed);
   }
-  PARLEY_TRY(stamped, hub.register_identity(std::move(passport),
-                                            std::move(resume),
-                                            std::move(skill_md),
-                                            std::move(rule)));
+  PARLEY_TRY(stamped,
+             hub.register_identity(std::move(passport), std::move(resume),
+                                   std::move(skill_md), std::move(rule)));
   return to_json(stamped);
 }
 
 Result<json> create_channel_op(Hub& hub, const Params& params) {
-  PARLEY_CHECK(params.only({"creator_id", "manifest_type",
-                                 "manifest_version", "participants",
-                                 "required_acks", "ttl", "knobs", "intent",
-                                 "labels"}));
+  PARLEY_CHECK(params.only({"creator_id", "manifest_type", "manifest_version",
+                            "participants", "required_acks", "ttl", "knobs",
+                            "intent", "labels"}));
   CreateChannelRequest request;
   PARLEY_TRY(creator_id, params.text("creator_id"));
   PARLEY_TRY(manifest_type, params.text("manifest_type"));
@@ -189,17 +187,17 @@ Result<json> post_envelope_op(Hub& hub, const Params& params) {
   PARLEY_TRY(envelope_json, params.object("envelope"));
   PARLEY_TRY(envelope, envelope_from_json(envelope_json));
   if (envelope.event_data.size() > kMaxEventDataBytes) {
-    return invalid("event_data is " +
-                   std::to_string(envelope.event_data.size()) +
-                   " bytes encoded; the limit is " +
-                   std::to_string(kMaxEventDataBytes));
+    return invalid(
+        "event_data is " + std::to_string(envelope.event_data.size()) +
+        " bytes encoded; the limit is " + std::to_string(kMaxEventDataBytes));
   }
   PARLEY_TRY(id, hub.post_envelope(std::move(envelope)));
   return json(id);
 }
 
 Result<json> list_agents_op(Hub& hub, const Params& params) {
-  PARLEY_CHECK(params.only({"capability", "query", "kind", "sort_by", "limit"}));
+  PARLEY_CHECK(
+      params.only({"capability", "query", "kind", "sort_by", "limit"}));
   AgentFilter filter;
   PARLEY_TRY(capability, params.optional_text("capability"));
   PARLEY_TRY(query, params.optional_text("query"));
@@ -210,7 +208,8 @@ Result<json> list_agents_op(Hub& hub, const Params& params) {
   filter.query = std::move(query);
   filter.kind = std::move(kind);
   filter.sort_by = std::move(sort_by);
-  filter.limit = static_cast<std::size_t>(std::max<std::int64_t>(0, limit.value_or(50)));
+  filter.limit =
+      static_cast<std::size_t>(std::max<std::int64_t>(0, limit.value_or(50)));
   return list_json(hub.list_agents(filter));
 }
 
@@ -237,8 +236,8 @@ Result<json> read_channel_log_op(Hub& hub, const Params& params) {
                              : std::nullopt));
   json out = json::array();
   for (const Envelope& envelope : envelopes) {
-    out.push_back({{"sequence", envelope.sequence},
-                   {"envelope", to_json(envelope)}});
+    out.push_back(
+        {{"sequence", envelope.sequence}, {"envelope", to_json(envelope)}});
   }
   return out;
 }
@@ -321,8 +320,8 @@ const std::map<std::string, Op, std::less<>>& ops() {
        }},
       {"record_observation",
        [](Hub& hub, const Params& params) -> Result<json> {
-         PARLEY_CHECK(params.only({"owner_id", "capability", "outcome",
-                                        "latency_ms", "task_id"}));
+         PARLEY_CHECK(params.only(
+             {"owner_id", "capability", "outcome", "latency_ms", "task_id"}));
          PARLEY_TRY(owner_id, params.text("owner_id"));
          PARLEY_TRY(capability, params.text("capability"));
          PARLEY_TRY(outcome, params.text("outcome"));
@@ -384,9 +383,9 @@ const std::map<std::string, Op, std::less<>>& ops() {
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(sender_id, params.text("sender_id"));
          PARLEY_TRY(type, params.optional_text("event_type"));
-         return json(hub.can_send(channel_id, sender_id,
-                                  type ? std::optional<std::string_view>(*type)
-                                       : std::nullopt));
+         return json(hub.can_send(
+             channel_id, sender_id,
+             type ? std::optional<std::string_view>(*type) : std::nullopt));
        }},
       {"pending_turns_for",
        [](Hub& hub, const Params& params) -> Result<json> {
@@ -405,8 +404,8 @@ const std::map<std::string, Op, std::less<>>& ops() {
        }},
       {"report_turn_failure",
        [](Hub& hub, const Params& params) -> Result<json> {
-         PARLEY_CHECK(params.only(
-             {"channel_id", "agent_id", "envelope_id", "error"}));
+         PARLEY_CHECK(
+             params.only({"channel_id", "agent_id", "envelope_id", "error"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(envelope_id, params.text("envelope_id"));

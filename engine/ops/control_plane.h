@@ -5,9 +5,8 @@
 // Thread safety: as the Hub's; one ControlPlane may serve many threads.
 #pragma once
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "engine/error.h"
 #include "engine/hub.h"

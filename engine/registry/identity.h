@@ -88,9 +88,9 @@ struct Rule {
     std::int64_t max_concurrent_tasks = 0;     // 0 = unlimited
     DurationSpec channel_ttl_default = std::string("2h");
     DurationSpec task_ttl_default = std::string("15m");
-    std::int64_t rate_per_minute = 0;  // stored only
-    std::int64_t rate_burst = 0;       // stored only
-    std::int64_t delegation_depth = 5;  // 0 disables
+    std::int64_t rate_per_minute = 0;       // stored only
+    std::int64_t rate_burst = 0;            // stored only
+    std::int64_t delegation_depth = 5;      // 0 disables
     std::int64_t inbox_max_pending = 1000;  // 0 disables
     std::string inbox_overflow = "reject";
     std::optional<std::int64_t> inbox_high_water;  // null = 80 % of max

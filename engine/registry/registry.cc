@@ -21,9 +21,11 @@ std::set<std::string> capabilities_of(const Resume& resume) {
 // nullopt when the bytes there are not valid UTF-8.
 std::optional<char32_t> decode_utf8(std::string_view text, std::size_t& at) {
   const auto lead = static_cast<unsigned char>(text[at]);
-  const int length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2
-                                     : (lead >> 4) == 0xe ? 3
-                                     : (lead >> 3) == 0x1e ? 4 : 0;
+  const int length = lead < 0x80           ? 1
+                     : (lead >> 5) == 0x6  ? 2
+                     : (lead >> 4) == 0xe  ? 3
+                     : (lead >> 3) == 0x1e ? 4
+                                           : 0;
   if (length == 0 || at + length > text.size()) return std::nullopt;
   char32_t code = length == 1 ? lead : lead & (0x7f >> length);
   for (int i = 1; i < length; ++i) {
@@ -65,7 +67,9 @@ std::string lower(std::string_view text) {
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t start = at;
     if (auto code = decode_utf8(text, at)) {
-      encode_utf8(static_cast<char32_t>(ctype.tolower(static_cast<wchar_t>(*code))), out);
+      encode_utf8(
+          static_cast<char32_t>(ctype.tolower(static_cast<wchar_t>(*code))),
+          out);
     } else {
       out += text[start];
       at = start + 1;
