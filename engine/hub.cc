@@ -73,10 +73,15 @@ Result<std::unique_ptr<Hub>> Hub::open(HubOptions options) {
 }
 
 Result<void> Hub::close() {
+  {
+    // Release handshake waiters and wait until they are gone: they may
+    // still need writer_ on their way out.
+    std::unique_lock lock(state_mutex_);
+    if (closed_.exchange(true)) return {};
+    lifecycle_changed_.notify_all();
+    lifecycle_changed_.wait(lock, [&] { return handshake_waiters_ == 0; });
+  }
   std::lock_guard writer(writer_);
-  if (closed_) return {};
-  closed_ = true;
-  lifecycle_changed_.notify_all();
   if (auto closed = store_->close(); !closed) {
     return storage_error(closed.error());
   }

@@ -87,7 +87,10 @@ class Hub {
   Hub& operator=(const Hub&) = delete;
   ~Hub();
 
-  // Closes the store. Idempotent; later mutations fail.
+  // Fails pending create_channel calls with "the hub is closed", waits for
+  // them to return, then closes the store. Idempotent; later mutations
+  // fail. Other calls still running on other threads must end before the
+  // hub is destroyed.
   Result<void> close();
 
   // --- Identity (spec §3) ---------------------------------------------
@@ -234,6 +237,7 @@ class Hub {
   mutable std::shared_mutex state_mutex_;  // guards state_
   HubState state_;
   std::condition_variable_any lifecycle_changed_;  // on state_mutex_
+  int handshake_waiters_ = 0;                      // guarded by state_mutex_
   std::atomic<bool> closed_ = false;               // set under writer_
   std::optional<std::string> failure_;             // guarded by writer_
 

@@ -270,13 +270,17 @@ Result<ChannelMetadata> Hub::create_channel(
 
 Result<ChannelMetadata> Hub::wait_for_handshake(std::string_view channel_id) {
   {
-    std::shared_lock lock(state_mutex_);
+    std::unique_lock lock(state_mutex_);
+    ++handshake_waiters_;
     const auto deadline =
         std::chrono::steady_clock::now() + options_.invite_ack_timeout;
     const ChannelEntry* channel = state_.channels.find(channel_id);
     lifecycle_changed_.wait_until(lock, deadline, [&] {
       return closed_ || channel->metadata.state != ChannelState::kPending;
     });
+    --handshake_waiters_;
+    lifecycle_changed_.notify_all();
+    if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
     if (channel->metadata.state == ChannelState::kActive) {
       return channel->metadata;
     }
