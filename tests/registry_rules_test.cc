@@ -384,7 +384,7 @@ TEST_CASE("bracket sets, negation and ranges") {
   CHECK(glob_match("[&&]", "&"));
 }
 
-TEST_CASE("a ] right after [ or [! is literal") {
+TEST_CASE("a closing bracket first in a set or after its ! is literal") {
   CHECK(glob_match("[]]", "]"));
   CHECK(glob_match("[!]]", "a"));
   CHECK_FALSE(glob_match("[!]]", "]"));
@@ -420,7 +420,7 @@ TEST_CASE("empty ranges are dropped as Python drops them") {
   CHECK_FALSE(glob_match("[a-cd-a]", "d"));
 }
 
-TEST_CASE("an unclosed [ matches a literal [") {
+TEST_CASE("an unclosed bracket matches a literal bracket") {
   CHECK(glob_match("[", "["));
   CHECK(glob_match("[a", "[a"));
   CHECK_FALSE(glob_match("[a", "a"));
