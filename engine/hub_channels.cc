@@ -24,8 +24,14 @@ std::string channel_label(std::string_view channel_id) {
   return "channel " + single_quoted(channel_id);
 }
 
-nlohmann::json parse_object(const std::optional<JsonText>& text) {
-  return text ? nlohmann::json::parse(*text) : nlohmann::json::object();
+// `text` parsed, when it holds a JSON object.
+std::optional<nlohmann::json> parse_object(
+    const std::optional<JsonText>& text) {
+  if (!text) return nlohmann::json::object();
+  auto parsed =
+      nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return std::nullopt;
+  return parsed;
 }
 
 }  // namespace
@@ -207,13 +213,15 @@ Result<ChannelMetadata> Hub::create_channel(
                                        metadata.created_at});
       if (ids[i] != request.creator_id) metadata.pending_acks.push_back(ids[i]);
     }
-    nlohmann::json labels = parse_object(request.labels);
+    auto labels = parse_object(request.labels);
+    if (!labels) return invalid("labels must be a JSON object");
     if (request.intent && !request.intent->empty()) {
-      labels["intent"] = *request.intent;
+      (*labels)["intent"] = *request.intent;
     }
-    metadata.labels = labels.dump();
-    const nlohmann::json knobs = parse_object(request.knobs);
-    metadata.knobs = knobs.dump();
+    metadata.labels = labels->dump();
+    const auto knobs = parse_object(request.knobs);
+    if (!knobs) return invalid("knobs must be a JSON object");
+    metadata.knobs = knobs->dump();
     metadata.required_acks = request.required_acks;
     if (auto valid = adapter->validate_create(metadata); !valid) {
       return std::unexpected(valid.error());
@@ -240,8 +248,8 @@ Result<ChannelMetadata> Hub::create_channel(
                         {"manifest_type", metadata.manifest.type},
                         {"manifest_version", metadata.manifest.version},
                         {"creator_id", metadata.creator_id},
-                        {"knobs", knobs},
-                        {"labels", labels}},
+                        {"knobs", *knobs},
+                        {"labels", *labels}},
                        std::vector{invitee});
       if (auto allowed = check_send_rules(*creator, invite); !allowed) {
         invite_failure = allowed.error();
