@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/adapters/python_repr.h"
+#include "engine/adapters/state_fields.h"
 #include "engine/event_types.h"
 
 namespace parley::engine {
@@ -11,10 +12,6 @@ namespace {
 
 const ConsultingState& as_consulting(const AdapterState& state) {
   return static_cast<const ConsultingState&>(state);
-}
-
-nlohmann::json nullable(const std::optional<std::string>& text) {
-  return text ? nlohmann::json(*text) : nlohmann::json(nullptr);
 }
 
 bool has_role(const ChannelMetadata& metadata, std::string_view role) {

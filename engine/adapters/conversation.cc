@@ -3,26 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/adapters/python_repr.h"
+#include "engine/adapters/state_fields.h"
 #include "engine/event_types.h"
 
 namespace parley::engine {
 
-namespace {
-
-nlohmann::json nullable(const std::optional<std::string>& text) {
-  return text ? nlohmann::json(*text) : nlohmann::json(nullptr);
-}
-
-// Reuses the string's capacity when it already holds a value.
-void assign(std::optional<std::string>& target, std::string_view value) {
-  if (target) {
-    target->assign(value);
-  } else {
-    target.emplace(value);
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::unique_ptr<AdapterState> ConversationState::clone() const {
   return std::make_unique<ConversationState>(*this);

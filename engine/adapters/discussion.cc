@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/adapters/python_repr.h"
+#include "engine/adapters/state_fields.h"
 #include "engine/event_types.h"
 
 namespace parley::engine {
@@ -14,18 +15,6 @@ constexpr std::string_view kRoundRobin = "round_robin";
 
 const DiscussionState& as_discussion(const AdapterState& state) {
   return static_cast<const DiscussionState&>(state);
-}
-
-nlohmann::json nullable(const std::optional<std::string>& text) {
-  return text ? nlohmann::json(*text) : nlohmann::json(nullptr);
-}
-
-void assign(std::optional<std::string>& target, std::string_view value) {
-  if (target) {
-    target->assign(value);
-  } else {
-    target.emplace(value);
-  }
 }
 
 std::size_t index_of(const std::vector<std::string>& order,

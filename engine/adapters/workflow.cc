@@ -10,6 +10,7 @@
 #include "engine/adapters/discussion.h"
 #include "engine/adapters/flex_fields.h"
 #include "engine/adapters/python_repr.h"
+#include "engine/adapters/state_fields.h"
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
 
@@ -21,18 +22,6 @@ using nlohmann::json;
 
 const WorkflowState& as_workflow(const AdapterState& state) {
   return static_cast<const WorkflowState&>(state);
-}
-
-json nullable(const std::optional<std::string>& text) {
-  return text ? json(*text) : json(nullptr);
-}
-
-void assign(std::optional<std::string>& target, std::string_view value) {
-  if (target) {
-    target->assign(value);
-  } else {
-    target.emplace(value);
-  }
 }
 
 bool is_substantive(std::string_view type) {
