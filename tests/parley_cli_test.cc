@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "log/rocksdb_log_store.h"
 #include "tests/test_support.h"
@@ -77,6 +78,61 @@ TEST_CASE("--help exits 0 and shows an example") {
   CHECK(run.exit_code == 0);
   CHECK(run.output.find("Example: parley log info --data") !=
         std::string::npos);
+}
+
+TEST_CASE(
+    "exec plays the tour: one result line per op, state kept across restart") {
+  testing::ScratchDir dir;
+  const std::string data = (dir.path() / "hub").string();
+  Run run = parley("exec --data " + data +
+                   " " PARLEY_SOURCE_DIR "/tools/examples/tour.jsonl");
+  CHECK(run.exit_code == 0);
+  std::size_t lines = 0, refused = 0;
+  for (std::size_t at = 0;
+       (at = run.output.find('\n', at)) != std::string::npos; ++at) {
+    ++lines;
+  }
+  for (std::size_t at = 0;
+       (at = run.output.find("\"ok\": false", at)) != std::string::npos; ++at) {
+    ++refused;
+  }
+  CHECK(lines == 25);
+  CHECK(refused == 1);  // carol speaking out of turn in the discussion
+  CHECK(run.output.find("\"close_reason\": \"consulting_complete\"") !=
+        std::string::npos);
+  CHECK(run.output.find("\"close_reason\": \"approved\"") != std::string::npos);
+  Run info = parley("log info --data " + data);
+  CHECK(info.output.find("ChannelCreated") != std::string::npos);
+}
+
+TEST_CASE("exec answers a malformed line with an error line and goes on") {
+  testing::ScratchDir dir;
+  const auto script = dir.path() / "script.jsonl";
+  {
+    std::ofstream out(script);
+    out << "{not json\n"
+        << "# a comment\n\n"
+        << R"({"op": "nope", "params": {}})"
+        << "\n"
+        << R"({"op": "find_agent_id", "params": {"name": "x"}})"
+        << "\n";
+  }
+  Run run = parley("exec --data " + (dir.path() / "hub").string() + " " +
+                   script.string());
+  CHECK(run.exit_code == 0);
+  CHECK(run.output ==
+        "{\"error_code\": \"error\", \"error_message\": \"a script line must "
+        "be one JSON object\", \"ok\": false}\n"
+        "{\"error_code\": \"protocol_error\", \"error_message\": \"unknown "
+        "control-plane op: 'nope'\", \"ok\": false}\n"
+        "{\"ok\": true, \"result\": null}\n");
+}
+
+TEST_CASE("exec without a readable script exits 66") {
+  testing::ScratchDir dir;
+  Run run =
+      parley("exec --data " + dir.path().string() + " /nonexistent.jsonl");
+  CHECK(run.exit_code == 66);
 }
 
 }  // namespace
