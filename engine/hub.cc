@@ -10,6 +10,7 @@
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
 #include "engine/hub_commit.h"
+#include "engine/log_prefetcher.h"
 #include "engine/log_records.h"
 #include "engine/registry/glob.h"
 #include "parley/schemas/log_generated.h"
@@ -90,15 +91,16 @@ Result<void> Hub::close() {
 
 Result<void> Hub::hydrate() {
   std::unique_lock lock(state_mutex_);
-  Result<void> folded;
-  auto read =
-      store_->read(1, log::kLastSequence,
-                   [&](std::uint64_t log_sequence, std::string_view record) {
-                     folded = state_.apply(log_sequence, record);
-                     return folded.has_value();
-                   });
-  if (!read) return storage_error(read.error());
-  if (!folded) return folded;
+  LogPrefetcher log(*store_);
+  while (auto batch = log.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      if (auto folded = state_.apply(batch->log_sequence(i), batch->record(i));
+          !folded) {
+        return folded;
+      }
+    }
+  }
+  if (auto read = log.result(); !read) return storage_error(read.error());
   minter_.observe(state_.largest_envelope_id);
   return {};
 }

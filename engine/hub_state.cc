@@ -72,8 +72,9 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
       const schema::Envelope* envelope = root->body_as_Envelope();
       ChannelEntry* channel = channels.find(view(envelope->channel_id()));
       const std::string_view id = view(envelope->envelope_id());
-      if (id > largest_envelope_id) largest_envelope_id = std::string(id);
-      if (!channel) return {};  // no ChannelCreated record: nothing to fold into
+      if (id > largest_envelope_id) largest_envelope_id.assign(id);
+      if (!channel)
+        return {};  // no ChannelCreated record: nothing to fold into
       const auto data = bytes(envelope->event_data());
       const std::string_view type = view(envelope->event_type());
       LoggedEnvelope logged{

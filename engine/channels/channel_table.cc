@@ -66,12 +66,12 @@ ChannelEntry& ChannelTable::add(ChannelEntry entry) {
 }
 
 ChannelEntry* ChannelTable::find(std::string_view channel_id) {
-  auto it = channels_.find(std::string(channel_id));
+  auto it = channels_.find(channel_id);
   return it == channels_.end() ? nullptr : it->second.get();
 }
 
 const ChannelEntry* ChannelTable::find(std::string_view channel_id) const {
-  auto it = channels_.find(std::string(channel_id));
+  auto it = channels_.find(channel_id);
   return it == channels_.end() ? nullptr : it->second.get();
 }
 

@@ -5,7 +5,9 @@
 // Thread safety: none; the hub guards it (one writer, shared readers).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -62,7 +64,16 @@ class ChannelTable {
   const std::vector<ChannelEntry*>& in_order() const { return order_; }
 
  private:
-  std::unordered_map<std::string, std::unique_ptr<ChannelEntry>> channels_;
+  // Looked up by string_view without building a std::string.
+  struct IdHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view id) const {
+      return std::hash<std::string_view>{}(id);
+    }
+  };
+  std::unordered_map<std::string, std::unique_ptr<ChannelEntry>, IdHash,
+                     std::equal_to<>>
+      channels_;
   std::vector<ChannelEntry*> order_;
 };
 

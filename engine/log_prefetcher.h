@@ -1,0 +1,79 @@
+// Reads a store's whole log on a thread of its own while one consumer
+// folds it: RocksDB iteration and record verification overlap the fold
+// (hydrate). Records are handed out in batches, copied to 8-byte aligned
+// storage so FlatBuffers can read them in place, at most kDepth batches
+// ahead of the consumer.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "log/log_store.h"
+
+namespace parley::engine {
+
+class LogPrefetcher {
+ public:
+  class Batch {
+   public:
+    std::size_t size() const { return index_.size(); }
+    std::uint64_t log_sequence(std::size_t i) const {
+      return index_[i].log_sequence;
+    }
+    // Valid while the batch lives; starts on an 8-byte boundary.
+    std::string_view record(std::size_t i) const {
+      return {reinterpret_cast<const char*>(storage_.data()) + index_[i].offset,
+              index_[i].size};
+    }
+
+   private:
+    friend class LogPrefetcher;
+    struct Entry {
+      std::uint64_t log_sequence;
+      std::size_t offset;
+      std::size_t size;
+    };
+    void add(std::uint64_t log_sequence, std::string_view record);
+
+    std::vector<std::uint64_t> storage_;
+    std::vector<Entry> index_;
+  };
+
+  // Starts reading `store` (records 1..last) at once. `store` must outlive
+  // the prefetcher.
+  explicit LogPrefetcher(const log::LogStore& store);
+  LogPrefetcher(const LogPrefetcher&) = delete;
+  LogPrefetcher& operator=(const LogPrefetcher&) = delete;
+  // Stops the reader early if the consumer did not drain it.
+  ~LogPrefetcher();
+
+  // The next batch in log order; nullopt once the log is read (or the read
+  // failed: see result()).
+  std::optional<Batch> next();
+  // How the read ended; call after next() returned nullopt.
+  log::Result<void> result();
+
+ private:
+  static constexpr std::size_t kBatchRecords = 4096;
+  static constexpr std::size_t kDepth = 4;
+
+  void run(const log::LogStore& store);
+  bool hand_over(Batch& batch);  // false when the consumer went away
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Batch> ready_;
+  bool done_ = false;
+  bool stopped_ = false;
+  log::Result<void> result_;
+  std::thread reader_;  // last: starts after the members above exist
+};
+
+}  // namespace parley::engine
