@@ -141,7 +141,7 @@ Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
           const ChannelEntry* channel =
               state_.channels.find(staged.envelope->channel_id);
           if (!channel) continue;
-          auto recipients = recipients_of(channel->metadata, *staged.envelope);
+          auto recipients = recipients_of(channel->metadata, staged.envelope);
           std::ranges::move(recipients, std::back_inserter(batch.deliveries));
         }
         lifecycle_changed_.notify_all();
@@ -161,8 +161,10 @@ Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
 // Spec §1.4: the audience, or every participant but the sender; unknown
 // ids and recipients whose inbound rule refuses the sender's name are
 // skipped. Caller holds state_mutex_.
-std::vector<Hub::Delivery> Hub::recipients_of(const ChannelMetadata& metadata,
-                                              const Envelope& envelope) const {
+std::vector<Hub::Delivery> Hub::recipients_of(
+    const ChannelMetadata& metadata,
+    const std::shared_ptr<const Envelope>& shared) const {
+  const Envelope& envelope = *shared;
   std::vector<std::string> ids;
   if (envelope.audience) {
     ids = *envelope.audience;
@@ -175,7 +177,6 @@ std::vector<Hub::Delivery> Hub::recipients_of(const ChannelMetadata& metadata,
   }
   const std::string sender_name = state_.registry.name_for(envelope.sender_id);
   const bool substantive = !event_type::is_protocol(envelope.event_type);
-  auto shared = std::make_shared<const Envelope>(envelope);
   std::vector<Delivery> out;
   for (auto& id : ids) {
     const AgentRecord* recipient = state_.registry.find(id);

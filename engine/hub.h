@@ -218,8 +218,9 @@ class Hub {
   Envelope hub_envelope(const ChannelMetadata& metadata,
                         std::string_view event_type, nlohmann::json data,
                         std::optional<std::vector<std::string>> audience);
-  std::vector<Delivery> recipients_of(const ChannelMetadata& metadata,
-                                      const Envelope& envelope) const;
+  std::vector<Delivery> recipients_of(
+      const ChannelMetadata& metadata,
+      const std::shared_ptr<const Envelope>& envelope) const;
   Result<ChannelMetadata> wait_for_handshake(std::string_view channel_id);
   Result<ChannelMetadata> terminate_channel(std::string_view channel_id,
                                             ChannelState state,

@@ -355,6 +355,8 @@ Result<void> Hub::expire_due() {
 
 Result<std::string> Hub::post_envelope(Envelope envelope) {
   Commit batch;
+  std::string envelope_id;
+  const std::string sender_id = envelope.sender_id;
   const bool substantive = !event_type::is_protocol(envelope.event_type);
   {
     std::unique_lock writer(writer_);
@@ -420,10 +422,11 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
       accepted =
           channel->adapter->on_accepted(metadata, view_of(envelope), *after);
     }
-    const bool activates =
-        ack && pending && metadata.rejected_by.empty() &&
-        metadata.pending_acks == std::vector<std::string>{envelope.sender_id};
-    batch.add_envelope(envelope, /*hub_authored=*/false,
+    const bool activates = ack && pending && metadata.rejected_by.empty() &&
+                           metadata.pending_acks.size() == 1 &&
+                           metadata.pending_acks.front() == envelope.sender_id;
+    envelope_id = envelope.envelope_id;
+    batch.add_envelope(std::move(envelope), /*hub_authored=*/false,
                        /*deliver=*/!ack && !reject);
     if (activates) {
       batch.add_envelope(
@@ -434,6 +437,8 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
       stage_terminal(batch, *channel, ChannelState::kClosed, "invite_rejected");
     } else if (accepted && accepted->next_state &&
                is_terminal(*accepted->next_state)) {
+      // A non-terminal next state (no built-in asks for one) is not applied:
+      // lifecycle is folded from envelopes, and no envelope marks it.
       stage_terminal(batch, *channel, *accepted->next_state,
                      accepted->auto_close_reason);
     }
@@ -444,13 +449,13 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
   // 9. posting anything substantive proves the sender drains its inbox
   if (substantive) {
     std::lock_guard lock(delivery_mutex_);
-    if (auto it = pending_inbox_.find(envelope.sender_id);
+    if (auto it = pending_inbox_.find(sender_id);
         it != pending_inbox_.end() && it->second > 0) {
       --it->second;
     }
   }
   deliver(batch.deliveries);
-  return envelope.envelope_id;
+  return envelope_id;
 }
 
 }  // namespace parley::engine
