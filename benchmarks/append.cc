@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "benchmarks/bench_support.h"
 #include "log/log_store.h"
 #include "log/rocksdb_log_store.h"
 #include "schemas/record.h"
@@ -98,29 +99,7 @@ std::string random_hex32(std::mt19937_64& random) {
 }
 
 // AG2's clock format with microseconds, `index` * 137 µs after midnight.
-std::string created_at(std::size_t index) {
-  const std::uint64_t micros = index * 137;
-  const std::uint64_t seconds = micros / 1'000'000;
-  char text[40];
-  std::snprintf(text, sizeof text, "2026-01-01T%02u:%02u:%02u.%06u+00:00",
-                static_cast<unsigned>(seconds / 3600 % 24),
-                static_cast<unsigned>(seconds / 60 % 60),
-                static_cast<unsigned>(seconds % 60),
-                static_cast<unsigned>(micros % 1'000'000));
-  return text;
-}
-
-std::string chat_text(std::size_t length, std::size_t variant) {
-  static constexpr std::string_view kWords =
-      "Here is the summary you asked for: the build passes on both targets, "
-      "the flaky retry test is fixed, and the release notes are drafted. ";
-  std::string text;
-  text.reserve(length);
-  for (std::size_t i = variant % kWords.size(); text.size() < length; ++i) {
-    text.push_back(kWords[i % kWords.size()]);
-  }
-  return text;
-}
+std::string created_at(std::size_t index) { return timestamp_at(index * 137); }
 
 std::vector<std::uint8_t> text_event_data(std::string_view text) {
   flexbuffers::Builder builder;
