@@ -22,6 +22,8 @@ std::string_view to_string(ErrorCode code) {
       return "not_found";
     case ErrorCode::kVersionMismatch:
       return "version_mismatch";
+    case ErrorCode::kNoSpace:
+      return "no_space";
   }
   return "unknown";
 }

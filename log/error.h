@@ -17,6 +17,7 @@ enum class ErrorCode {
   kBusy,             // the store is locked by another process
   kNotFound,         // no store at the path
   kVersionMismatch,  // the store's format version is not this build's
+  kNoSpace,          // too little free disk space to append; nothing written
 };
 
 struct Error {

@@ -5,8 +5,10 @@
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+#include <sys/statvfs.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -94,12 +96,14 @@ struct Database {
 
 class RocksDbLogStore final : public LogStore {
  public:
-  RocksDbLogStore(Database database, Durability durability,
-                  std::uint64_t last_sequence)
+  RocksDbLogStore(Database database, const std::filesystem::path& directory,
+                  const RocksDbOptions& options, std::uint64_t last_sequence)
       : database_(std::move(database)),
+        directory_(directory),
+        min_free_bytes_(options.min_free_bytes),
         sequencer_(last_sequence),
         last_sequence_(last_sequence) {
-    write_options_.sync = durability == Durability::kSync;
+    write_options_.sync = options.durability == Durability::kSync;
   }
 
   ~RocksDbLogStore() override { (void)close(); }
@@ -143,8 +147,16 @@ class RocksDbLogStore final : public LogStore {
   Result<std::optional<std::uint64_t>> durable_find_key(
       std::string_view key) const;
 
+  // kNoSpace when the file system holding the store is nearly full.
+  Result<void> check_free_space();
+
   Database database_;
   rocksdb::WriteOptions write_options_;
+  const std::filesystem::path directory_;
+  const std::uint64_t min_free_bytes_;
+  // The last free-space sample and when it was taken (steady clock, ns).
+  std::atomic<std::uint64_t> free_bytes_ = 0;
+  std::atomic<std::int64_t> free_checked_at_ = 0;
 
   // Guards everything below. Held while sequencing, never during a write.
   mutable std::mutex mutex_;
@@ -172,6 +184,9 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   if (auto checked = Sequencer::check_entries(batch); !checked) {
     return std::unexpected(checked.error());
   }
+  if (auto room = check_free_space(); !room) {
+    return std::unexpected(room.error());
+  }
   auto self = std::make_shared<Writer>();
   self->batch = batch;
   std::unique_lock lock(mutex_);
@@ -192,6 +207,29 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   });
   if (self->done) return std::move(self->result);
   return lead(lock, self);
+}
+
+Result<void> RocksDbLogStore::check_free_space() {
+  if (min_free_bytes_ == 0) return {};
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  constexpr std::int64_t kSampleEvery = 10'000'000;  // ns
+  if (now - free_checked_at_.load() >= kSampleEvery) {
+    struct statvfs stats {};
+    if (statvfs(directory_.c_str(), &stats) == 0) {
+      free_bytes_ = static_cast<std::uint64_t>(stats.f_bavail) * stats.f_frsize;
+      free_checked_at_ = now;
+    }
+  }
+  const std::uint64_t free = free_bytes_.load();
+  if (free >= min_free_bytes_) return {};
+  return std::unexpected(
+      Error{ErrorCode::kNoSpace,
+            "no space: " + std::to_string(free) + " bytes free on " +
+                directory_.string() + ", appends need " +
+                std::to_string(min_free_bytes_) + "; nothing was written"});
 }
 
 // Writes every queued writer as one group with one sync. Runs on the thread
@@ -586,8 +624,8 @@ Result<OpenedLogStore> open_rocksdb_log_store(
     return std::unexpected(version.error());
   }
   return OpenedLogStore{
-      std::make_unique<RocksDbLogStore>(std::move(opened->database),
-                                        options.durability, *last),
+      std::make_unique<RocksDbLogStore>(std::move(opened->database), directory,
+                                        options, *last),
       std::move(opened->report)};
 }
 

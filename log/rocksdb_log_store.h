@@ -32,6 +32,11 @@ struct RocksDbOptions {
   // Not owned; must outlive the store. nullptr: RocksDB's default Env.
   // Tests inject file-system faults through it.
   rocksdb::Env* env = nullptr;
+  // Appends are refused with kNoSpace (nothing written, the store stays
+  // usable) while the store's file system has less free space than this,
+  // so a filling disk stops appends before RocksDB itself runs out of
+  // space mid-write. Free space is sampled at most every 10 ms. 0 disables.
+  std::uint64_t min_free_bytes = 64 << 20;
 };
 
 // What opening the store found.

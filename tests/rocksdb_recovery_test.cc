@@ -297,6 +297,31 @@ class FailingSyncFileSystem : public rocksdb::FileSystemWrapper {
   };
 };
 
+TEST_CASE(
+    "a nearly full disk refuses appends with no_space and writes nothing") {
+  testing::ScratchDir dir;
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 3);
+  }
+  {
+    // More free space than any disk has: the guard always trips.
+    auto opened = log::open_rocksdb_log_store(
+        dir.path(), {.min_free_bytes = std::uint64_t{1} << 62});
+    REQUIRE(opened.has_value());
+    std::vector<log::AppendEntry> batch{testing::text_entry("c", "4")};
+    auto refused = opened->store->append(batch);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == log::ErrorCode::kNoSpace);
+    CHECK(refused.error().message.find("no space") != std::string::npos);
+    CHECK(opened->store->last_sequence() == 3);
+  }
+  auto reopened = open_store(dir.path());
+  CHECK(all_texts(*reopened.store) == numbers(1, 3));
+  append_texts(*reopened.store, 4, 4);
+  CHECK(reopened.store->last_sequence() == 4);
+}
+
 TEST_CASE("a failed sync makes the store refuse every later append") {
   testing::ScratchDir dir;
   auto file_system =

@@ -17,6 +17,7 @@ int exit_code_for(log::ErrorCode code) {
       return kExitUnavailable;
     case log::ErrorCode::kFailed:
     case log::ErrorCode::kIoError:
+    case log::ErrorCode::kNoSpace:
       return kExitIoError;
   }
   return kExitSoftware;
