@@ -6,10 +6,13 @@
 // existing store. A rejected call writes nothing.
 //
 // Threading: every member is thread-safe. Mutations are serialised by one
-// writer lock (validate -> stamp -> append -> fold); reads take a shared
-// lock on the folded state and never wait for a sync. Deliveries run on the
-// calling thread after the writer lock is released, so a subscriber may call
-// back into the hub (an invitee acking its invite).
+// writer lock, held from validation until the log has sequenced the batch
+// and it is folded; the caller then waits for the batch to be durable
+// without the lock, so concurrent mutations share one group commit. Reads
+// take a shared lock on the folded state and never wait for a sync.
+// Deliveries run on the calling thread after the writer lock is released,
+// so a subscriber may call back into the hub (an invitee acking its
+// invite).
 #pragma once
 
 #include <atomic>
