@@ -35,13 +35,4 @@ constexpr bool is_protocol(std::string_view type) {
   return is_channel_protocol(type) || is_task_event(type);
 }
 
-// Adapter classification: exactly the six channel constants, or a task
-// event. Adapters let these through without rules and never fold them.
-constexpr bool is_adapter_protocol(std::string_view type) {
-  return type == kChannelInvite || type == kChannelInviteAck ||
-         type == kChannelInviteReject || type == kChannelOpened ||
-         type == kChannelClosed || type == kChannelExpired ||
-         is_task_event(type);
-}
-
 }  // namespace parley::engine::event_type
