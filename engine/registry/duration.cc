@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/utf8.h"
+
 namespace parley::engine {
 namespace {
 
@@ -38,41 +40,6 @@ std::string_view strip_int_spaces(std::string_view s) {
     }
   }
   return s;
-}
-
-// Decodes one UTF-8 code point at `s[i]` and advances `i` past it. A byte
-// that does not start a well-formed sequence decodes alone, as U+DC00 + byte
-// (Python's surrogateescape).
-char32_t next_code_point(std::string_view s, std::size_t& i) {
-  const auto lead = static_cast<unsigned char>(s[i]);
-  std::size_t extra = 0;
-  char32_t cp = 0;
-  char32_t min = 0;
-  if (lead < 0x80) {
-    ++i;
-    return lead;
-  } else if (lead >= 0xc2 && lead <= 0xdf) {
-    extra = 1, cp = lead & 0x1f, min = 0x80;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    extra = 2, cp = lead & 0x0f, min = 0x800;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    extra = 3, cp = lead & 0x07, min = 0x10000;
-  } else {
-    ++i;
-    return 0xdc00 + lead;
-  }
-  bool ok = i + extra < s.size();
-  for (std::size_t k = 1; ok && k <= extra; ++k) {
-    const auto cont = static_cast<unsigned char>(s[i + k]);
-    ok = (cont & 0xc0) == 0x80;
-    cp = (cp << 6) | (cont & 0x3f);
-  }
-  if (!ok || cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-    ++i;
-    return 0xdc00 + lead;
-  }
-  i += extra + 1;
-  return cp;
 }
 
 // Whether Python's `repr` escapes `cp`: exact for U+0000..U+00FF and for

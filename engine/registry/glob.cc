@@ -4,46 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "engine/utf8.h"
+
 namespace parley::engine {
 namespace {
-
-// Decodes UTF-8 into code points; a byte that does not start a well-formed
-// sequence decodes alone, as U+DC00 + byte (Python's surrogateescape).
-std::u32string decode_utf8(std::string_view s) {
-  std::u32string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const auto lead = static_cast<unsigned char>(s[i]);
-    std::size_t extra = 0;
-    char32_t cp = 0;
-    char32_t min = 0;
-    if (lead < 0x80) {
-      out += lead;
-      ++i;
-      continue;
-    } else if (lead >= 0xc2 && lead <= 0xdf) {
-      extra = 1, cp = lead & 0x1f, min = 0x80;
-    } else if (lead >= 0xe0 && lead <= 0xef) {
-      extra = 2, cp = lead & 0x0f, min = 0x800;
-    } else if (lead >= 0xf0 && lead <= 0xf4) {
-      extra = 3, cp = lead & 0x07, min = 0x10000;
-    }
-    bool ok = extra > 0 && i + extra < s.size();
-    for (std::size_t k = 1; ok && k <= extra; ++k) {
-      const auto cont = static_cast<unsigned char>(s[i + k]);
-      ok = (cont & 0xc0) == 0x80;
-      cp = (cp << 6) | (cont & 0x3f);
-    }
-    if (!ok || cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-      out += static_cast<char32_t>(0xdc00 + lead);
-      ++i;
-    } else {
-      out += cp;
-      i += extra + 1;
-    }
-  }
-  return out;
-}
 
 // One character class: the characters in `ranges` (inclusive), or with
 // `negated` the characters outside them.

@@ -4,6 +4,8 @@
 #include <locale>
 #include <optional>
 
+#include "engine/utf8.h"
+
 namespace parley::engine {
 
 namespace {
@@ -17,63 +19,18 @@ std::set<std::string> capabilities_of(const Resume& resume) {
   return out;
 }
 
-// One code point decoded from `text` at `at` (advanced past it), or
-// nullopt when the bytes there are not valid UTF-8.
-std::optional<char32_t> decode_utf8(std::string_view text, std::size_t& at) {
-  const auto lead = static_cast<unsigned char>(text[at]);
-  const int length = lead < 0x80           ? 1
-                     : (lead >> 5) == 0x6  ? 2
-                     : (lead >> 4) == 0xe  ? 3
-                     : (lead >> 3) == 0x1e ? 4
-                                           : 0;
-  if (length == 0 || at + length > text.size()) return std::nullopt;
-  char32_t code = length == 1 ? lead : lead & (0x7f >> length);
-  for (int i = 1; i < length; ++i) {
-    const auto next = static_cast<unsigned char>(text[at + i]);
-    if ((next & 0xc0) != 0x80) return std::nullopt;
-    code = (code << 6) | (next & 0x3f);
-  }
-  at += length;
-  return code;
-}
-
-void encode_utf8(char32_t code, std::string& out) {
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xc0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3f));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xe0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (code & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (code & 0x3f));
-  }
-}
-
 // Lower-cases UTF-8 text code point by code point with the C.UTF-8
 // locale's Unicode case table, as Python's str.lower does (bar its few
-// one-to-many mappings). Bytes that are not valid UTF-8 are kept as they
-// are.
+// one-to-many mappings). Bytes that are not valid UTF-8 are kept.
 std::string lower(std::string_view text) {
   static const std::locale utf8("C.UTF-8");
   const auto& ctype = std::use_facet<std::ctype<wchar_t>>(utf8);
   std::string out;
   out.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
-    const std::size_t start = at;
-    if (auto code = decode_utf8(text, at)) {
-      encode_utf8(
-          static_cast<char32_t>(ctype.tolower(static_cast<wchar_t>(*code))),
-          out);
-    } else {
-      out += text[start];
-      at = start + 1;
-    }
+    const char32_t cp = next_code_point(text, at);
+    append_utf8(static_cast<char32_t>(ctype.tolower(static_cast<wchar_t>(cp))),
+                out);
   }
   return out;
 }
