@@ -49,7 +49,6 @@ namespace parley::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kTargetRecordBytes = 300;
 constexpr std::size_t kDistinctRecords = 4096;
@@ -65,13 +64,6 @@ const std::map<std::string, std::uint64_t> kDefaultOps = {
     {"append_sync_32t", 200'000},
     {"append_async", 200'000},
     {"scan", 1'000'000}};
-
-// A store operation failed; the benchmark must stop. Thrown so that stores
-// close and scratch directories are removed on the way out of main().
-class BenchmarkError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 [[noreturn]] void fail(std::string_view what, const log::Error& error) {
   throw BenchmarkError(std::string(what) + " failed (" +
@@ -180,95 +172,7 @@ class RecordPool {
 
 // --- measurements -----------------------------------------------------------
 
-struct Measurement {
-  std::string name;
-  std::uint64_t ops = 0;
-  double seconds = 0;
-  std::size_t record_bytes = 0;
-  std::optional<double> p50_us;  // per-call latency; none for the scan
-  std::optional<double> p99_us;
-
-  double micros_per_op() const { return seconds * 1e6 / ops; }
-  double ops_per_sec() const { return ops / seconds; }
-  // MiB/s of record bytes, as db_bench's "MB/s".
-  double mb_per_sec() const {
-    return ops * static_cast<double>(record_bytes) / 1048576.0 / seconds;
-  }
-};
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Nearest-rank percentile of sorted samples, in microseconds.
-double percentile_us(const std::vector<Clock::duration>& sorted, double p) {
-  const auto rank = static_cast<std::size_t>(std::ceil(p * sorted.size()));
-  const Clock::duration sample =
-      sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
-  return std::chrono::duration<double, std::micro>(sample).count();
-}
-
-void print_line(const Measurement& m) {
-  std::printf(
-      "%-12s : %11.3f micros/op %.0f ops/sec %.3f seconds %llu "
-      "operations; %6.1f MB/s",
-      m.name.c_str(), m.micros_per_op(), m.ops_per_sec(), m.seconds,
-      static_cast<unsigned long long>(m.ops), m.mb_per_sec());
-  if (m.p50_us && m.p99_us) {
-    std::printf(" p50 %.1f p99 %.1f micros", *m.p50_us, *m.p99_us);
-  }
-  std::printf("\n");
-}
-
-std::string json_number(std::optional<double> value, const char* format) {
-  if (!value) return "null";
-  char text[64];
-  std::snprintf(text, sizeof text, format, *value);
-  return text;
-}
-
-// One object, one scenario member per line (compare-db-bench greps lines).
-std::string json_summary(const std::vector<Measurement>& measurements) {
-  std::string json = "{\n";
-  for (std::size_t i = 0; i < measurements.size(); ++i) {
-    const Measurement& m = measurements[i];
-    json += "  \"" + m.name + "\": {\"ops\": " + std::to_string(m.ops) +
-            ", \"seconds\": " + json_number(m.seconds, "%.6f") +
-            ", \"micros_per_op\": " + json_number(m.micros_per_op(), "%.3f") +
-            ", \"ops_per_sec\": " + json_number(m.ops_per_sec(), "%.1f") +
-            ", \"mb_per_sec\": " + json_number(m.mb_per_sec(), "%.3f") +
-            ", \"p50_us\": " + json_number(m.p50_us, "%.1f") +
-            ", \"p99_us\": " + json_number(m.p99_us, "%.1f") +
-            ", \"record_bytes\": " + std::to_string(m.record_bytes) + "}" +
-            (i + 1 < measurements.size() ? ",\n" : "\n");
-  }
-  return json + "}\n";
-}
-
 // --- stores -----------------------------------------------------------------
-
-// A fresh directory under `base`, removed with its contents on destruction.
-class ScratchDir {
- public:
-  explicit ScratchDir(const fs::path& base) {
-    std::string pattern = (base / "parley-bench-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw BenchmarkError("cannot create a directory under " + base.string());
-    }
-    path_ = pattern;
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // A store in its own scratch directory; the store closes before the
 // directory goes.
@@ -377,9 +281,10 @@ Measurement measure_appends(const std::string& name, log::Durability durability,
   return {.name = name,
           .ops = ops,
           .seconds = seconds,
-          .record_bytes = pool.record_bytes(),
+          .bytes_per_op = static_cast<double>(pool.record_bytes()),
           .p50_us = percentile_us(latencies, 0.50),
-          .p99_us = percentile_us(latencies, 0.99)};
+          .p99_us = percentile_us(latencies, 0.99),
+          .extra = {{"record_bytes", std::to_string(pool.record_bytes())}}};
 }
 
 // --- scan -------------------------------------------------------------------
@@ -445,9 +350,8 @@ Measurement measure_scan(std::uint64_t records, const RecordPool& pool,
   return {.name = "scan",
           .ops = records,
           .seconds = best,
-          .record_bytes = pool.record_bytes(),
-          .p50_us = std::nullopt,
-          .p99_us = std::nullopt};
+          .bytes_per_op = static_cast<double>(pool.record_bytes()),
+          .extra = {{"record_bytes", std::to_string(pool.record_bytes())}}};
 }
 
 // --- main -------------------------------------------------------------------
@@ -476,13 +380,6 @@ Measurement run_scenario(const std::string& name, std::uint64_t ops,
     return measure_appends(name, Durability::kAsync, 1, ops, pool, base);
   }
   return measure_scan(ops, pool, base);
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) throw BenchmarkError("cannot write " + path);
 }
 
 void run(const Options& options) {

@@ -1,7 +1,6 @@
-// What the fold, hydrate and post benchmarks share with each other (and with
-// the style of parley-bench-append): db_bench-style result lines, the JSON
-// summary, latency percentiles, scratch directories, and the envelope
-// fields those benchmarks fabricate (ids, timestamps, chat texts).
+// What the benchmarks (append, fold, hydrate, post) share: db_bench-style
+// result lines, the JSON summary, latency percentiles, scratch directories,
+// and the envelope fields they fabricate (ids, timestamps, chat texts).
 //
 // Output format. One line per measurement:
 //   <name> : <µs> micros/op <n> ops/sec <s> seconds <n> operations; <x> MB/s
