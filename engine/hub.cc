@@ -296,7 +296,7 @@ Result<std::vector<Envelope>> Hub::read_wal(
 Result<std::optional<Envelope>> Hub::find_envelope_by_causation(
     std::string_view channel_id, std::string_view sender_id,
     std::string_view causation_id) const {
-  std::string envelope_id;
+  std::uint64_t sequence = 0;
   {
     std::shared_lock lock(state_mutex_);
     const ChannelEntry* channel = state_.channels.find(channel_id);
@@ -304,16 +304,13 @@ Result<std::optional<Envelope>> Hub::find_envelope_by_causation(
     auto it = channel->causation.find(
         std::pair{std::string(sender_id), std::string(causation_id)});
     if (it == channel->causation.end()) return std::optional<Envelope>{};
-    envelope_id = it->second;
+    sequence = it->second;
   }
-  auto wal = read_wal(channel_id);
-  if (!wal) return std::unexpected(wal.error());
-  for (auto& envelope : *wal) {
-    if (envelope.envelope_id == envelope_id) {
-      return std::optional<Envelope>(std::move(envelope));
-    }
-  }
-  return std::optional<Envelope>{};
+  auto found = read_wal(channel_id, static_cast<std::int64_t>(sequence) - 1,
+                        static_cast<std::int64_t>(sequence));
+  if (!found) return std::unexpected(found.error());
+  if (found->empty()) return std::optional<Envelope>{};
+  return std::optional<Envelope>(std::move(found->front()));
 }
 
 bool Hub::can_send(std::string_view channel_id, std::string_view sender_id,

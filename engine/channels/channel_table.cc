@@ -86,7 +86,7 @@ void ChannelTable::apply_envelope(ChannelEntry& channel,
     channel.causation.insert_or_assign(
         std::pair{std::string(envelope.view.sender_id),
                   std::string(*envelope.causation_id)},
-        std::string(envelope.view.envelope_id));
+        envelope.sequence);
   }
 }
 

@@ -41,9 +41,10 @@ struct ChannelEntry {
   std::shared_ptr<const ChannelAdapter> adapter;
   std::unique_ptr<AdapterState> state;
   std::uint64_t last_sequence = 0;
-  // (sender_id, causation_id) -> the latest envelope id with that key;
-  // empty once the channel is terminal (spec §7.7).
-  std::map<std::pair<std::string, std::string>, std::string, std::less<>>
+  // (sender_id, causation_id) -> the per-channel sequence of the latest
+  // envelope with that key, so it is read back without a scan; empty once
+  // the channel is terminal (spec §7.7).
+  std::map<std::pair<std::string, std::string>, std::uint64_t, std::less<>>
       causation;
 };
 
