@@ -6,6 +6,7 @@
 
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
+#include "engine/invite_reply.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {
@@ -49,14 +50,12 @@ TEST_CASE("CONSULT-13 a human respondent answers and the channel closes") {
                                   const engine::Envelope& envelope) {
     seen.push_back(envelope);
     engine::Envelope reply;
-    reply.channel_id = envelope.channel_id;
-    reply.sender_id = reviewer;
-    reply.causation_id = envelope.envelope_id;
     if (envelope.event_type == engine::event_type::kChannelInvite) {
-      reply.event_type = engine::event_type::kChannelInviteAck;
-      reply.event_data =
-          engine::to_flex(json{{"channel_id", envelope.channel_id}}).value();
+      reply = engine::invite_reply(envelope, reviewer);
     } else if (envelope.event_type == engine::event_type::kText) {
+      reply.channel_id = envelope.channel_id;
+      reply.sender_id = reviewer;
+      reply.causation_id = envelope.envelope_id;
       reply.event_type = engine::event_type::kText;
       reply.event_data = engine::to_flex(json{{"text", "approved"}}).value();
     } else {

@@ -2,8 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
+#include "engine/invite_reply.h"
 #include "log/rocksdb_log_store.h"
 
 namespace parley::testing {
@@ -60,17 +63,11 @@ void TestHub::bind(const std::string& agent_id) {
         const Invitee answer =
             mode == invitees_.end() ? Invitee::kAck : mode->second;
         if (answer == Invitee::kSilent) return;
-        Envelope reply;
-        reply.channel_id = envelope.channel_id;
-        reply.sender_id = recipient;
-        reply.event_type = answer == Invitee::kAck
-                               ? engine::event_type::kChannelInviteAck
-                               : engine::event_type::kChannelInviteReject;
-        json data = {{"channel_id", envelope.channel_id}};
-        if (answer == Invitee::kReject) data["reason"] = "not interested";
-        reply.event_data = engine::to_flex(data).value();
-        reply.causation_id = envelope.envelope_id;
-        (void)hub_->post_envelope(std::move(reply));
+        (void)hub_->post_envelope(engine::invite_reply(
+            envelope, recipient,
+            answer == Invitee::kReject
+                ? std::optional<std::string_view>("not interested")
+                : std::nullopt));
       });
 }
 
@@ -153,6 +150,36 @@ std::vector<Envelope> TestHub::inbox(std::string_view agent_id) const {
   std::lock_guard lock(inbox_mutex_);
   auto it = inboxes_.find(agent_id);
   return it == inboxes_.end() ? std::vector<Envelope>{} : it->second;
+}
+
+void HandshakeHub::open() {
+  auto store = log::open_rocksdb_log_store(
+      dir.path() / "store", {.durability = log::Durability::kAsync});
+  REQUIRE_MESSAGE(store.has_value(), store.error().message);
+  auto opened = engine::Hub::open(
+      {.store = std::shared_ptr<log::LogStore>(std::move(store->store)),
+       .clock = clock,
+       .invite_ack_timeout = invite_ack_timeout});
+  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  hub = std::move(*opened);
+}
+
+std::string HandshakeHub::add(std::string name, engine::Rule rule) {
+  auto passport = hub->register_identity({.name = std::move(name)}, {},
+                                         std::nullopt, std::move(rule));
+  REQUIRE(passport.has_value());
+  return *passport->agent_id;
+}
+
+std::string HandshakeHub::await_pending() {
+  for (int i = 0; i < 2000; ++i) {
+    auto pending =
+        hub->list_channels(std::nullopt, engine::ChannelState::kPending);
+    if (!pending.empty()) return pending.front().channel_id;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  FAIL("no channel became pending");
+  return {};
 }
 
 }  // namespace parley::testing

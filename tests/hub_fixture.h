@@ -87,4 +87,25 @@ class TestHub {
   std::map<std::string, std::vector<engine::Envelope>, std::less<>> inboxes_;
 };
 
+// A hub on RocksDB with nobody answering invites: create_channel waits up
+// to `invite_ack_timeout` while a test acts on the pending channel from
+// another thread. open() (re)opens the hub on the same store.
+struct HandshakeHub {
+  explicit HandshakeHub(std::chrono::milliseconds invite_ack_timeout)
+      : invite_ack_timeout(invite_ack_timeout) {}
+
+  void open();
+  // Registers `name` (REQUIREs success) and returns its agent id.
+  std::string add(std::string name, engine::Rule rule = {});
+  // Waits until some channel is pending and returns its id.
+  std::string await_pending();
+
+  ScratchDir dir;
+  std::shared_ptr<engine::ManualClock> clock =
+      std::make_shared<engine::ManualClock>(
+          *engine::parse_timestamp("2026-01-01T00:00:00+00:00"));
+  std::chrono::milliseconds invite_ack_timeout;
+  std::unique_ptr<engine::Hub> hub;
+};
+
 }  // namespace parley::testing

@@ -390,39 +390,8 @@ TEST_CASE("RACE-05 an adapter close racing with sends") {
 
 // A hub of the test's own with a long invite timeout and no auto-acking
 // invitees, so create_channel really waits.
-struct WaitingHub {
-  testing::ScratchDir dir;
-  std::shared_ptr<engine::ManualClock> clock =
-      std::make_shared<engine::ManualClock>(
-          *engine::parse_timestamp("2026-01-01T00:00:00+00:00"));
-  std::unique_ptr<engine::Hub> hub;
-
-  WaitingHub() {
-    auto store = log::open_rocksdb_log_store(
-        dir.path() / "store", {.durability = log::Durability::kAsync});
-    REQUIRE_MESSAGE(store.has_value(), store.error().message);
-    auto opened = engine::Hub::open(
-        {.store = std::shared_ptr<log::LogStore>(std::move(store->store)),
-         .clock = clock,
-         .invite_ack_timeout = std::chrono::seconds(30)});
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
-    hub = std::move(*opened);
-  }
-  std::string add(std::string name) {
-    auto passport = hub->register_identity({.name = std::move(name)}, {},
-                                           std::nullopt, std::nullopt);
-    REQUIRE(passport.has_value());
-    return *passport->agent_id;
-  }
-  std::string await_pending() {
-    for (int i = 0; i < 2000; ++i) {
-      auto pending = hub->list_channels(std::nullopt, ChannelState::kPending);
-      if (!pending.empty()) return pending.front().channel_id;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    FAIL("no channel became pending");
-    return {};
-  }
+struct WaitingHub : testing::HandshakeHub {
+  WaitingHub() : HandshakeHub(std::chrono::seconds(30)) { open(); }
   void post_as(const std::string& sender, const std::string& channel,
                std::string_view type) {
     Envelope envelope;

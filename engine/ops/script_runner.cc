@@ -1,7 +1,7 @@
 #include "engine/ops/script_runner.h"
 
 #include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/invite_reply.h"
 #include "engine/ops/records_json.h"
 
 namespace parley::engine {
@@ -87,16 +87,11 @@ void ScriptRunner::answer_invite(const std::string& invitee,
   const InviteMode answer =
       mode == invite_modes_.end() ? InviteMode::kAck : mode->second;
   if (answer == InviteMode::kSilent) return;
-  Envelope reply;
-  reply.channel_id = invite.channel_id;
-  reply.sender_id = invitee;
-  reply.event_type = answer == InviteMode::kAck
-                         ? std::string(event_type::kChannelInviteAck)
-                         : std::string(event_type::kChannelInviteReject);
-  json data = {{"channel_id", invite.channel_id}};
-  if (answer == InviteMode::kReject) data["reason"] = "not interested";
-  reply.event_data = to_flex(data).value();
-  reply.causation_id = invite.envelope_id;
+  auto reply =
+      invite_reply(invite, invitee,
+                   answer == InviteMode::kReject
+                       ? std::optional<std::string_view>("not interested")
+                       : std::nullopt);
   (void)hub_->post_envelope(std::move(reply));  // refusals change nothing
 }
 
