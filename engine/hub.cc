@@ -356,17 +356,23 @@ std::vector<PendingTurn> Hub::pending_turns_for(
       turns.push_back({metadata.channel_id, next->triggering_envelope_id, ""});
     }
   }
+  // The trigger is an adapter's last envelope, so it is nearly always among
+  // the channel's newest: look there before reading the whole channel.
+  auto created_at_of = [&](const std::string& channel_id,
+                           const std::string& envelope_id) -> std::string {
+    for (std::int64_t since : {-16, 0}) {
+      auto wal = read_wal(channel_id, since);
+      if (!wal) return "";
+      for (const Envelope& envelope : *wal) {
+        if (envelope.envelope_id == envelope_id) return envelope.created_at;
+      }
+    }
+    return "";
+  };
   for (PendingTurn& turn : turns) {
     if (turn.triggering_envelope_id) {
-      auto wal = read_wal(turn.channel_id);
-      if (wal) {
-        for (const Envelope& envelope : *wal) {
-          if (envelope.envelope_id == *turn.triggering_envelope_id) {
-            turn.expected_at = envelope.created_at;
-            break;
-          }
-        }
-      }
+      turn.expected_at =
+          created_at_of(turn.channel_id, *turn.triggering_envelope_id);
     }
     if (turn.expected_at.empty()) turn.expected_at = now();
   }
