@@ -47,23 +47,24 @@ void Hub::Commit::add_envelope(Envelope envelope, bool hub_authored,
 }
 
 Hub::Hub(HubOptions options)
-    : options_(std::move(options)),
-      store_(options_.store),
-      clock_(options_.clock ? options_.clock
-                            : std::make_shared<const SystemClock>()),
-      auth_(options_.auth ? options_.auth
-                          : std::make_shared<const AuthRegistry>()),
-      state_(adapters_) {}
+    : store_(std::move(options.store)),
+      clock_(options.clock ? std::move(options.clock)
+                           : std::make_shared<const SystemClock>()),
+      auth_(options.auth ? std::move(options.auth)
+                         : std::make_shared<const AuthRegistry>()),
+      invite_ack_timeout_(options.invite_ack_timeout),
+      state_(adapters_) {
+  if (options.register_default_adapters) {
+    for (auto& adapter : builtin_adapters()) adapters_.add(std::move(adapter));
+  }
+  for (auto& adapter : options.adapters) adapters_.add(std::move(adapter));
+}
 
 Hub::~Hub() { (void)close(); }
 
 Result<std::unique_ptr<Hub>> Hub::open(HubOptions options) {
   if (!options.store) return invalid("a hub needs a log store");
   std::unique_ptr<Hub> hub(new Hub(std::move(options)));
-  if (hub->options_.register_default_adapters) {
-    for (auto& adapter : builtin_adapters()) hub->adapters_.add(adapter);
-  }
-  for (auto& adapter : hub->options_.adapters) hub->adapters_.add(adapter);
   if (auto hydrated = hub->hydrate(); !hydrated) {
     return std::unexpected(hydrated.error());
   }

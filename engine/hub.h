@@ -230,10 +230,10 @@ class Hub {
                                             std::string_view reason);
   std::string now() const;
 
-  HubOptions options_;
   std::shared_ptr<log::LogStore> store_;
   std::shared_ptr<const Clock> clock_;
   std::shared_ptr<const AuthRegistry> auth_;
+  const std::chrono::milliseconds invite_ack_timeout_;
   AdapterRegistry adapters_;
   EnvelopeIdMinter minter_;
 

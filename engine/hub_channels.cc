@@ -281,7 +281,7 @@ Result<ChannelMetadata> Hub::wait_for_handshake(std::string_view channel_id) {
     std::unique_lock lock(state_mutex_);
     ++handshake_waiters_;
     const auto deadline =
-        std::chrono::steady_clock::now() + options_.invite_ack_timeout;
+        std::chrono::steady_clock::now() + invite_ack_timeout_;
     const ChannelEntry* channel = state_.channels.find(channel_id);
     lifecycle_changed_.wait_until(lock, deadline, [&] {
       return closed_ || channel->metadata.state != ChannelState::kPending;

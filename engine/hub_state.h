@@ -29,7 +29,6 @@ class HubState {
   Registry registry;
   ChannelTable channels;
   std::string largest_envelope_id;  // the id floor for the minter
-  std::uint64_t audit_records = 0;
 
  private:
   Result<void> apply_channel_created(std::uint64_t log_sequence,
