@@ -225,9 +225,13 @@ class Hub {
       const ChannelMetadata& metadata,
       const std::shared_ptr<const Envelope>& envelope) const;
   Result<ChannelMetadata> wait_for_handshake(std::string_view channel_id);
+  // Moves the channel to `state` (closed or expired) with `reason`, unless
+  // it is already terminal, or `pending_only` and no longer pending; returns
+  // its metadata either way.
   Result<ChannelMetadata> terminate_channel(std::string_view channel_id,
                                             ChannelState state,
-                                            std::string_view reason);
+                                            std::string_view reason,
+                                            bool pending_only = false);
   std::string now() const;
 
   std::shared_ptr<log::LogStore> store_;

@@ -299,22 +299,23 @@ Result<ChannelMetadata> Hub::wait_for_handshake(std::string_view channel_id) {
     }
   }
   auto closed =
-      terminate_channel(channel_id, ChannelState::kClosed, "invite_timeout");
+      terminate_channel(channel_id, ChannelState::kClosed, "invite_timeout",
+                        /*pending_only=*/true);
   if (closed && closed->state == ChannelState::kActive) return closed;
   return protocol_error(channel_label(channel_id) + " ack timeout");
 }
 
 Result<ChannelMetadata> Hub::terminate_channel(std::string_view channel_id,
                                                ChannelState state,
-                                               std::string_view reason) {
+                                               std::string_view reason,
+                                               bool pending_only) {
   Commit batch;
   {
     std::unique_lock writer(writer_);
     const ChannelEntry* channel = state_.channels.find(channel_id);
     if (!channel) return invalid(single_quoted(channel_id));
     if (is_terminal(channel->metadata.state) ||
-        (reason == "invite_timeout" &&
-         channel->metadata.state != ChannelState::kPending)) {
+        (pending_only && channel->metadata.state != ChannelState::kPending)) {
       return channel->metadata;
     }
     stage_terminal(batch, *channel, state, reason);
