@@ -53,6 +53,7 @@ Hub::Hub(HubOptions options)
       auth_(options.auth ? std::move(options.auth)
                          : std::make_shared<const AuthRegistry>()),
       invite_ack_timeout_(options.invite_ack_timeout),
+      listeners_(std::move(options.listeners)),
       state_(adapters_) {
   if (options.register_default_adapters) {
     for (auto& adapter : builtin_adapters()) adapters_.add(std::move(adapter));

@@ -36,6 +36,7 @@
 #include "engine/delivery_queue.h"
 #include "engine/envelope.h"
 #include "engine/error.h"
+#include "engine/hub_listener.h"
 #include "engine/hub_state.h"
 #include "engine/ids.h"
 #include "engine/registry/auth.h"
@@ -53,6 +54,8 @@ struct HubOptions {
   // them).
   std::vector<std::shared_ptr<const ChannelAdapter>> adapters;
   std::shared_ptr<const AuthRegistry> auth;  // default: scheme "none" only
+  // Told about every change (engine/hub_listener.h), in this order.
+  std::vector<std::shared_ptr<HubListener>> listeners;
 };
 
 struct CreateChannelRequest {
@@ -209,6 +212,9 @@ class Hub {
   // the log refused the batch before sequencing it. A failure after the
   // fold leaves the hub refusing every later mutation.
   Result<void> commit(Commit& batch, std::unique_lock<std::mutex>& writer);
+  // Runs once `batch` is durable, outside every hub lock: delivers its
+  // envelopes, then tells the listeners its events.
+  void publish(const Commit& batch);
   void deliver(const std::vector<Delivery>& deliveries);
 
   // Pieces of the pipelines; callers hold writer_.
@@ -239,6 +245,7 @@ class Hub {
   std::shared_ptr<const AuthRegistry> auth_;
   const std::chrono::milliseconds invite_ack_timeout_;
   AdapterRegistry adapters_;
+  const std::vector<std::shared_ptr<HubListener>> listeners_;
   EnvelopeIdMinter minter_;
 
   std::mutex writer_;                      // serialises every mutation

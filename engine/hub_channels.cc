@@ -271,7 +271,7 @@ Result<ChannelMetadata> Hub::create_channel(
       return std::unexpected(committed.error());
     }
   }
-  deliver(batch.deliveries);
+  publish(batch);
   if (invite_failure) return std::unexpected(*invite_failure);
   return wait_for_handshake(channel_id);
 }
@@ -323,7 +323,7 @@ Result<ChannelMetadata> Hub::terminate_channel(std::string_view channel_id,
       return std::unexpected(committed.error());
     }
   }
-  deliver(batch.deliveries);
+  publish(batch);
   return get_channel(channel_id);
 }
 
@@ -455,7 +455,7 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
       --it->second;
     }
   }
-  deliver(batch.deliveries);
+  publish(batch);
   return envelope_id;
 }
 

@@ -2,6 +2,7 @@
 // mutation, and the deliveries it leads to. Not part of the public API.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct Hub::Commit {
   std::vector<log::AppendEntry> entries;
   std::vector<StagedEnvelope> envelopes;
   std::vector<Delivery> deliveries;  // filled by Hub::commit
+  // What to tell the listeners once the batch is durable, in order.
+  std::vector<std::function<void(HubListener&)>> events;
 
   void add(std::string record) { entries.push_back({std::move(record)}); }
   void add_envelope(Envelope envelope, bool hub_authored, bool deliver);

@@ -1,11 +1,28 @@
 // Delivery (spec §1.4, §7.6): subscribers, receipts and cursors, replay.
 #include <algorithm>
+#include <exception>
+#include <iostream>
 
 #include "engine/hub.h"
 #include "engine/hub_commit.h"
 #include "engine/log_records.h"
 
 namespace parley::engine {
+
+void Hub::publish(const Commit& batch) {
+  deliver(batch.deliveries);
+  for (const auto& event : batch.events) {
+    for (const auto& listener : listeners_) {
+      try {
+        event(*listener);
+      } catch (const std::exception& error) {
+        std::cerr << "parley: a hub listener failed: " << error.what() << '\n';
+      } catch (...) {
+        std::cerr << "parley: a hub listener failed\n";
+      }
+    }
+  }
+}
 
 void Hub::deliver(const std::vector<Delivery>& deliveries) {
   for (const Delivery& delivery : deliveries) {
