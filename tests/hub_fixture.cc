@@ -31,11 +31,13 @@ void TestHub::start() {
   auto opened = log::open_rocksdb_log_store(
       dir_.path() / "store", {.durability = log::Durability::kAsync});
   REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
-  auto hub = engine::Hub::open(
-      {.store = std::shared_ptr<log::LogStore>(std::move(opened->store)),
-       .clock = clock_,
-       .invite_ack_timeout = std::chrono::milliseconds(0),
-       .adapters = adapters_});
+  engine::HubOptions options{
+      .store = std::shared_ptr<log::LogStore>(std::move(opened->store)),
+      .clock = clock_,
+      .invite_ack_timeout = std::chrono::milliseconds(0),
+      .adapters = adapters_};
+  if (customize_) customize_(options);
+  auto hub = engine::Hub::open(std::move(options));
   REQUIRE_MESSAGE(hub.has_value(), hub.error().message);
   hub_ = std::move(*hub);
   ops_ = std::make_unique<engine::ControlPlane>(*hub_);

@@ -3,6 +3,7 @@
 // of every delivery, and restart().
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,11 @@ class TestHub {
   void set_adapters(
       std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters) {
     adapters_ = std::move(adapters);
+  }
+  // Applied to the hub's options at every later (re)start, after the
+  // fixture's own settings (listeners, arbiter, evaluators, ...).
+  void set_options(std::function<void(engine::HubOptions&)> customize) {
+    customize_ = std::move(customize);
   }
 
   // Registers `name` (REQUIREs success) and returns its agent id.
@@ -79,6 +85,7 @@ class TestHub {
 
   ScratchDir dir_;
   std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters_;
+  std::function<void(engine::HubOptions&)> customize_;
   std::shared_ptr<engine::ManualClock> clock_;
   std::unique_ptr<engine::Hub> hub_;
   std::unique_ptr<engine::ControlPlane> ops_;
