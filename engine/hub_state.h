@@ -14,6 +14,7 @@
 #include "engine/channels/channel_table.h"
 #include "engine/error.h"
 #include "engine/registry/registry.h"
+#include "engine/tasks/task_table.h"
 
 namespace parley::engine {
 
@@ -28,6 +29,7 @@ class HubState {
 
   Registry registry;
   ChannelTable channels;
+  TaskTable tasks;
   std::string largest_envelope_id;  // the id floor for the minter
 
  private:

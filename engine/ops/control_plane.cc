@@ -2,6 +2,7 @@
 
 #include "engine/ops/op_params.h"
 #include "engine/ops/records_json.h"
+#include "engine/ops/task_ops.h"
 
 namespace parley::engine {
 
@@ -309,11 +310,21 @@ const OpTable& ops() {
   return table;
 }
 
+// Every op: the table above and the groups kept in their own files.
+const OpTable& all_ops() {
+  static const OpTable table = [] {
+    OpTable all = ops();
+    op_layer::add_task_ops(all);
+    return all;
+  }();
+  return table;
+}
+
 }  // namespace
 
 Result<json> ControlPlane::call(std::string_view op, const json& params) {
-  auto it = ops().find(op);
-  if (it == ops().end()) {
+  auto it = all_ops().find(op);
+  if (it == all_ops().end()) {
     return protocol_error("unknown control-plane op: '" + std::string(op) +
                           "'");
   }
