@@ -306,6 +306,7 @@ Result<void> Hub::expire_due_tasks() {
       task.error = std::string(kTaskTtlExpired);
       stage_task_terminal(batch, task, kTaskTtlExpired, resumes);
     }
+    if (batch.empty()) return {};
     if (auto committed = commit(batch, writer); !committed) return committed;
   }
   publish(batch);

@@ -7,7 +7,10 @@
 
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
+#include "engine/hub_state.h"
+#include "engine/tasks/task_records.h"
 #include "parley/schemas/log_generated.h"
+#include "schemas/record_builder.h"
 #include "tests/hub_fixture.h"
 #include "tests/task_test_support.h"
 
@@ -333,6 +336,38 @@ TEST_CASE("TASK-07 checkpoint store") {
   CHECK(refused.error().message == "param 'state' must be an object");
 }
 
+TEST_CASE("TASK-07 corrupt checkpoint data is an error, not null") {
+  // A TaskCheckpointed record whose state is not an object, and a
+  // TaskUpdated record whose metadata is not a task: the fold (hydrate
+  // included) refuses them, naming the record.
+  engine::AdapterRegistry adapters;
+  engine::HubState state(adapters);
+  auto build = [](schema::Body type, const json& payload) {
+    flatbuffers::FlatBufferBuilder builder;
+    auto id = builder.CreateString("task-1");
+    auto bytes = builder.CreateVector(engine::to_flex(payload).value());
+    auto body = type == schema::Body::TaskCheckpointed
+                    ? schema::CreateTaskCheckpointed(builder, id, bytes).Union()
+                    : schema::CreateTaskUpdated(builder, id, 0, bytes).Union();
+    return schema::finish_record(builder, type, body);
+  };
+  auto checkpoint =
+      state.apply(7, build(schema::Body::TaskCheckpointed, json{1, 2}));
+  REQUIRE_FALSE(checkpoint.has_value());
+  CHECK(checkpoint.error().kind == ErrorKind::kStorage);
+  CHECK(checkpoint.error().message ==
+        "corruption: log record 7 holds an unreadable task: a checkpoint "
+        "that is not an object");
+  auto task = state.apply(
+      8, build(schema::Body::TaskUpdated, json{{"task_id", "task-1"}}));
+  REQUIRE_FALSE(task.has_value());
+  CHECK(task.error().message ==
+        "corruption: log record 8 holds an unreadable task: task is missing "
+        "required key 'owner_id'");
+  CHECK_FALSE(state.tasks.checkpoint("task-1").has_value());
+  CHECK(state.tasks.size() == 0);
+}
+
 TEST_CASE(
     "TASK-08 capability tags drive observed stats, untagged tasks do not") {
   TestHub t;
@@ -564,6 +599,8 @@ TEST_CASE("TASK-12 task listing") {
 TEST_CASE("AUDIT-04 task termination records carry capability and outcome") {
   Pair p;
   auto& t = p.t;
+  auto log = std::make_shared<TaskEventLog>();
+  testing::listen(t, log);
   observe(t, task_metadata("task-cap-1", p.bob, p.channel, "analysis"));
   t.restart();
   const auto before = audit_of_kind(t, "task_terminated").size();
@@ -578,6 +615,11 @@ TEST_CASE("AUDIT-04 task termination records carry capability and outcome") {
                                   {"outcome", "expired"},
                                   {"capability", "analysis"},
                                   {"reason", "channel_closed"}});
+  const auto events = log->snapshot();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].kind == "expired");
+  CHECK(events[0].payload["reason"] == "channel_closed");
+  CHECK(events[0].payload["channel_id"] == p.channel);
   // The owner's track record counts the expiry (README "Tasks").
   const json observed =
       call_ok(t, "get_resume", {{"agent_id", p.bob}})["observed"];
