@@ -172,7 +172,7 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
       return apply_task_record(tasks, log_sequence, record);
     default:
       // Audit records fold into nothing (read_audit reads them back from
-      // the log); task and liveness records are folded by later modules.
+      // the log); liveness records are folded by later modules.
       return {};
   }
 }

@@ -48,6 +48,26 @@ bool is_due(const std::string& expires_at, Timestamp now,
   return expires_at <= now_text;
 }
 
+// In-process callers hand JSON over as text: refuse what is not JSON of
+// the kind the field needs rather than fail later.
+Result<void> check_json(std::string_view field, const JsonText& text,
+                        bool object) {
+  const json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || (object && !parsed.is_object())) {
+    return invalid("task field '" + std::string(field) + "' must be " +
+                   (object ? "a JSON object" : "JSON"));
+  }
+  return {};
+}
+
+Result<void> check_task_json(const TaskMetadata& task) {
+  if (auto ok = check_json("spec.payload", task.spec.payload, true); !ok) {
+    return ok;
+  }
+  if (auto ok = check_json("progress", task.progress, true); !ok) return ok;
+  return check_json("result", task.result, false);
+}
+
 }  // namespace
 
 Result<void> Hub::observe_task(TaskMetadata metadata) {
@@ -57,6 +77,7 @@ Result<void> Hub::observe_task(TaskMetadata metadata) {
   if (!is_task_state(metadata.state)) {
     return invalid(invalid_task_state_message(metadata.state));
   }
+  if (auto ok = check_task_json(metadata); !ok) return ok;
   std::unique_lock writer(writer_);
   const TaskEntry* known = state_.tasks.find(metadata.task_id);
   const AgentRecord* owner = state_.registry.find(
@@ -125,6 +146,14 @@ Result<void> Hub::update_task(std::string_view task_id,
                               const TaskUpdate& update) {
   if (update.state && !is_task_state(*update.state)) {
     return invalid(invalid_task_state_message(*update.state));
+  }
+  if (update.progress) {
+    if (auto ok = check_json("progress", *update.progress, true); !ok) {
+      return ok;
+    }
+  }
+  if (update.result) {
+    if (auto ok = check_json("result", *update.result, false); !ok) return ok;
   }
   Commit batch;
   {

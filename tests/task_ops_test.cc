@@ -256,6 +256,29 @@ TEST_CASE("fire_task_event tells the listeners and takes only mirror_failed") {
   CHECK(log->snapshot().size() == 1);
 }
 
+TEST_CASE("the hub's task API refuses malformed JSON text without writing") {
+  TestHub t;
+  const auto bob = t.add_agent("bob");
+  engine::TaskMetadata task{.task_id = "task-j", .owner_id = bob};
+  task.spec.title = "t";
+  task.progress = "[1]";
+  auto refused = t.hub().observe_task(task);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message ==
+        "task field 'progress' must be a JSON object");
+  task.progress = "{}";
+  task.result = "{not json";
+  CHECK(t.hub().observe_task(task).error().message ==
+        "task field 'result' must be JSON");
+  task.result = "null";
+  REQUIRE(t.hub().observe_task(task).has_value());
+  CHECK(t.hub()
+            .update_task("task-j", {.progress = std::string("3")})
+            .error()
+            .message == "task field 'progress' must be a JSON object");
+  CHECK(t.hub().get_task("task-j")->progress == "{}");
+}
+
 TEST_CASE("parley exec drives tasks: observe, advance the clock, sweep") {
   testing::ScratchDir data;
   auto runner = engine::ScriptRunner::start(
