@@ -2,9 +2,12 @@
 // §11.5, ADR 0021 §2.6-2.7), and tasks driven by a `parley exec` script.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "engine/ops/script_runner.h"
+#include "engine/tasks/task_json.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/hub_fixture.h"
 #include "tests/task_test_support.h"
@@ -156,6 +159,29 @@ TEST_CASE("max_concurrent_tasks counts the owner's live tasks") {
   call_ok(t, "update_task", {{"task_id", "task-1"}, {"state", "failed"}});
   observe(t, task_metadata("task-2", bob));
   CHECK(get_task(t, "task-2")["state"] == "running");
+}
+
+TEST_CASE("max_concurrent_tasks holds under concurrent observe_task calls") {
+  TestHub t;
+  engine::Rule rule;
+  rule.limits.max_concurrent_tasks = 3;
+  const auto bob = t.add_agent("bob", {}, rule);
+  std::atomic<int> admitted = 0;
+  std::atomic<int> refused = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      auto metadata = engine::task_from_json(
+          task_metadata("task-" + std::to_string(i), bob));
+      auto observed = t.hub().observe_task(std::move(*metadata));
+      (observed ? admitted : refused) += 1;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(admitted == 3);
+  CHECK(refused == 5);
+  t.restart();
+  CHECK(t.hub().list_tasks({.owner_id = bob}).size() == 3);
 }
 
 TEST_CASE("update_task merges progress and applies any transition") {
