@@ -40,6 +40,7 @@
 #include "engine/hub_state.h"
 #include "engine/ids.h"
 #include "engine/registry/auth.h"
+#include "engine/tasks/task.h"
 #include "log/log_store.h"
 
 namespace parley::engine {
@@ -194,6 +195,36 @@ class Hub {
   // Every audit record in log order, as AG2 JSON objects.
   Result<std::vector<JsonText>> read_audit() const;
 
+  // --- Tasks (spec §8; engine/hub_tasks.cc) ------------------------------
+  // A task the owner's runtime reports. A known id is updated in place
+  // (state always; started_at, expires_at, channel_id when given; progress
+  // merged). A new id needs a registered owner, a valid id (ADR 0021),
+  // room under the owner's max_concurrent_tasks and, when it names a
+  // channel, a channel the owner takes part in; without expires_at it
+  // expires after the owner's task_ttl_default.
+  Result<void> observe_task(TaskMetadata metadata);
+  // Unknown id: not_found "task not found: <id>". A terminal task is left
+  // as it is (terminal is final). A terminal new state stamps completed_at
+  // and, in the same batch, writes the task_terminated audit record and,
+  // for a capability-tagged task, the owner's observation (spec §8.6).
+  Result<void> update_task(std::string_view task_id, const TaskUpdate& update);
+  Result<TaskMetadata> get_task(std::string_view task_id) const;
+  std::vector<TaskMetadata> list_tasks(const TaskFilter& filter) const;
+  // Last write wins; a checkpoint of a task already terminal is ignored.
+  // `state` is a JSON object's text.
+  Result<void> checkpoint_task(std::string_view task_id, JsonText state);
+  Result<std::optional<JsonText>> read_task_checkpoint(
+      std::string_view task_id) const;
+  // Tells the listeners on_task_event; writes nothing.
+  void fire_task_event(std::string_view task_id, std::string_view kind,
+                       const nlohmann::json& payload);
+  // What AG2's tasks(action="cancel") tool posts: ag2.task.cancel_request
+  // from `requester_id` to the owner on the task's channel. Refused when
+  // the task is unknown, terminal or has no channel.
+  Result<std::string> request_task_cancel(std::string_view requester_id,
+                                          std::string_view task_id,
+                                          std::string_view reason);
+
   const Clock& clock() const { return *clock_; }
   log::LogStore& store() const { return *store_; }
 
@@ -239,6 +270,27 @@ class Hub {
                                             std::string_view reason,
                                             bool pending_only = false);
   std::string now() const;
+  // Tasks (engine/hub_tasks.cc); callers hold writer_.
+  // Spec §4.4 step 2: expires the channel's live tasks ("channel_closed").
+  void stage_task_cascade(Commit& batch, std::string_view channel_id);
+  // Stages `task` (already moved to a terminal state) with its audit
+  // record, listener event and the owner's observation. `resumes` holds
+  // owners' resumes already changed earlier in the same batch.
+  void stage_task_terminal(Commit& batch, const TaskMetadata& task,
+                           std::string_view reason,
+                           std::map<std::string, Resume, std::less<>>& resumes);
+  // ADR 0021 §2.5: the one post a non-participant may make.
+  bool admits_cancel_request(const ChannelMetadata& channel,
+                             const Envelope& envelope) const;
+  // The task half of a TTL sweep: live tasks whose expires_at <= now.
+  Result<void> expire_due_tasks();
+  // Stages an observation (spec §8.6) onto `resume` (the owner's current
+  // resume, updated in place) and its audit record.
+  void stage_observation(Commit& batch, std::string_view owner_id,
+                         Resume& resume, std::string_view capability,
+                         std::string_view outcome,
+                         std::optional<double> latency_ms,
+                         const std::optional<std::string>& task_id);
 
   std::shared_ptr<log::LogStore> store_;
   std::shared_ptr<const Clock> clock_;

@@ -57,9 +57,10 @@ Envelope Hub::hub_envelope(const ChannelMetadata& metadata,
 }
 
 // Spec §4.4 steps 3-7: the hub's closed/expired envelope (to every
-// participant) and the audit record. Task cascade: see the tasks module.
+// participant) and the audit record, after the task cascade (step 2).
 void Hub::stage_terminal(Commit& batch, const ChannelEntry& channel,
                          ChannelState state, std::string_view reason) {
+  stage_task_cascade(batch, channel.metadata.channel_id);
   const bool expired = state == ChannelState::kExpired;
   Envelope envelope = hub_envelope(
       channel.metadata,
@@ -351,7 +352,7 @@ Result<void> Hub::expire_due() {
         terminate_channel(channel_id, ChannelState::kExpired, "ttl_expired");
     if (!expired) return std::unexpected(expired.error());
   }
-  return {};
+  return expire_due_tasks();
 }
 
 Result<std::string> Hub::post_envelope(Envelope envelope) {
@@ -384,7 +385,8 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
                             std::string(to_string(metadata.state)) + ")");
     }
     // Only participants post (ADR 0021, DESIGN.md).
-    if (!metadata.has_participant(envelope.sender_id)) {
+    if (!metadata.has_participant(envelope.sender_id) &&
+        !admits_cancel_request(metadata, envelope)) {
       return protocol_error(label +
                             " only accepts sends from participants, got " +
                             single_quoted(envelope.sender_id));

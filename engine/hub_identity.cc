@@ -146,6 +146,17 @@ Result<void> Hub::record_observation(std::string_view owner_id,
   if (!owner) return {};
   if (task_id && owner->observed_tasks.contains(*task_id)) return {};
   Resume resume = owner->resume;
+  Commit batch;
+  stage_observation(batch, owner_id, resume, capability, outcome, latency_ms,
+                    task_id);
+  return commit(batch, writer);
+}
+
+void Hub::stage_observation(Commit& batch, std::string_view owner_id,
+                            Resume& resume, std::string_view capability,
+                            std::string_view outcome,
+                            std::optional<double> latency_ms,
+                            const std::optional<std::string>& task_id) {
   ObservedStats& stats = resume.observed[std::string(capability)];
   ++stats.n;
   if (outcome == "completed") ++stats.completed;
@@ -154,7 +165,6 @@ Result<void> Hub::record_observation(std::string_view owner_id,
   if (latency_ms) stats.p50_latency_ms = latency_ms;
   resume.last_updated = now();
   ++resume.version;
-  Commit batch;
   batch.add(observation_record(owner_id, resume, task_id));
   batch.add(audit_record({{"at", resume.last_updated},
                           {"kind", "resume_set"},
@@ -163,7 +173,6 @@ Result<void> Hub::record_observation(std::string_view owner_id,
                           {"version", resume.version},
                           {"capability", capability},
                           {"outcome", outcome}}));
-  return commit(batch, writer);
 }
 
 Result<void> Hub::report_turn_failure(std::string_view channel_id,

@@ -5,6 +5,7 @@
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
 #include "engine/ops/records_json.h"
+#include "engine/tasks/task_records.h"
 #include "parley/schemas/log_generated.h"
 
 namespace parley::engine {
@@ -91,6 +92,10 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
         logged.close_reason = reason_of(data);
       }
       ChannelTable::apply_envelope(*channel, logged);
+      if (type == event_type::kTaskCancelRequest && envelope->task_id()) {
+        tasks.note_cancel_request(view(envelope->task_id()),
+                                  logged.view.sender_id);
+      }
       return {};
     }
     case schema::Body::ChannelCreated:
@@ -162,9 +167,12 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
                           cursor->envelope_id()->str());
       return {};
     }
+    case schema::Body::TaskUpdated:
+    case schema::Body::TaskCheckpointed:
+      return apply_task_record(tasks, log_sequence, record);
     default:
       // Audit records fold into nothing (read_audit reads them back from
-      // the log); task and liveness records are folded by later modules.
+      // the log); liveness records are folded by later modules.
       return {};
   }
 }

@@ -1,7 +1,7 @@
 // Everything a hub knows, folded from its log: the registry, the channels
-// with their adapter states and causation indexes, and the envelope-id
-// floor. apply() is the one fold both hydrate and the live writer use, so a
-// reopened hub is exactly the hub that was closed.
+// with their adapter states and causation indexes, the tasks, and the
+// envelope-id floor. apply() is the one fold both hydrate and the live
+// writer use, so a reopened hub is exactly the hub that was closed.
 //
 // Thread safety: none; the hub guards it (one writer, shared readers).
 #pragma once
@@ -14,6 +14,7 @@
 #include "engine/channels/channel_table.h"
 #include "engine/error.h"
 #include "engine/registry/registry.h"
+#include "engine/tasks/task_table.h"
 
 namespace parley::engine {
 
@@ -28,6 +29,7 @@ class HubState {
 
   Registry registry;
   ChannelTable channels;
+  TaskTable tasks;
   std::string largest_envelope_id;  // the id floor for the minter
 
  private:

@@ -1,126 +1,18 @@
 #include "engine/ops/control_plane.h"
 
-#include <functional>
-#include <initializer_list>
-#include <map>
-
+#include "engine/ops/op_params.h"
 #include "engine/ops/records_json.h"
+#include "engine/ops/task_ops.h"
 
 namespace parley::engine {
 
 namespace {
 
 using nlohmann::json;
-
-// Binds `name` to the value of a Result expression, or returns its error.
-#define PARLEY_TRY(name, expression)                                 \
-  auto name##_result = (expression);                                 \
-  if (!name##_result) return std::unexpected(name##_result.error()); \
-  auto& name = *name##_result
-
-// Returns the error of a Result<void> expression, if any.
-#define PARLEY_CHECK(expression)             \
-  if (auto checked = (expression); !checked) \
-  return std::unexpected(checked.error())
-
-// Strict reading of one op's params (spec §11.5: a missing param is a
-// generic "error" naming the key, as AG2's KeyError does).
-class Params {
- public:
-  explicit Params(const json& params) : params_(params) {}
-
-  Result<void> only(std::initializer_list<std::string_view> keys) const {
-    for (const auto& [key, value] : params_.items()) {
-      if (std::ranges::find(keys, key) == keys.end()) {
-        return invalid("unexpected param '" + key + "'");
-      }
-    }
-    return {};
-  }
-
-  Result<const json*> required(std::string_view key) const {
-    auto it = params_.find(std::string(key));
-    if (it == params_.end()) return invalid("'" + std::string(key) + "'");
-    return &*it;
-  }
-
-  // Absent and null both read as nullptr.
-  const json* optional(std::string_view key) const {
-    auto it = params_.find(std::string(key));
-    return it == params_.end() || it->is_null() ? nullptr : &*it;
-  }
-
-  Result<std::string> text(std::string_view key) const {
-    PARLEY_TRY(value, required(key));
-    return as_text(key, *value);
-  }
-
-  Result<std::optional<std::string>> optional_text(std::string_view key) const {
-    const json* value = optional(key);
-    if (!value) return std::optional<std::string>{};
-    PARLEY_TRY(text, as_text(key, *value));
-    return std::optional<std::string>(text);
-  }
-
-  Result<std::optional<std::int64_t>> optional_integer(
-      std::string_view key) const {
-    const json* value = optional(key);
-    if (!value) return std::optional<std::int64_t>{};
-    if (!value->is_number_integer()) return wrong_type(key, "an integer");
-    return std::optional<std::int64_t>(value->get<std::int64_t>());
-  }
-
-  Result<json> object(std::string_view key) const {
-    PARLEY_TRY(value, required(key));
-    if (!value->is_object()) return wrong_type(key, "an object");
-    return *value;
-  }
-
-  Result<std::optional<json>> optional_object(std::string_view key) const {
-    const json* value = optional(key);
-    if (!value) return std::optional<json>{};
-    if (!value->is_object()) return wrong_type(key, "an object");
-    return std::optional<json>(*value);
-  }
-
-  Result<std::vector<std::string>> texts(std::string_view key) const {
-    PARLEY_TRY(value, required(key));
-    if (!value->is_array()) return wrong_type(key, "a list of strings");
-    std::vector<std::string> out;
-    for (const json& element : *value) {
-      if (!element.is_string()) return wrong_type(key, "a list of strings");
-      out.push_back(element.get<std::string>());
-    }
-    return out;
-  }
-
- private:
-  static std::unexpected<Error> wrong_type(std::string_view key,
-                                           std::string_view type) {
-    return invalid("param '" + std::string(key) + "' must be " +
-                   std::string(type));
-  }
-  static Result<std::string> as_text(std::string_view key, const json& value) {
-    if (!value.is_string()) return wrong_type(key, "a string");
-    return value.get<std::string>();
-  }
-
-  const json& params_;
-};
-
-template <typename T>
-json list_json(const std::vector<T>& items) {
-  json out = json::array();
-  for (const auto& item : items) out.push_back(to_json(item));
-  return out;
-}
-
-Result<json> done(const Result<void>& result) {
-  if (!result) return std::unexpected(result.error());
-  return json(nullptr);
-}
-
-using Op = std::function<Result<json>(Hub&, const Params&)>;
+using op_layer::done;
+using op_layer::list_json;
+using op_layer::OpTable;
+using op_layer::Params;
 
 Result<json> register_op(Hub& hub, const Params& params) {
   PARLEY_CHECK(params.only({"passport", "resume", "skill_md", "rule"}));
@@ -242,8 +134,8 @@ Result<json> read_channel_log_op(Hub& hub, const Params& params) {
   return out;
 }
 
-const std::map<std::string, Op, std::less<>>& ops() {
-  static const std::map<std::string, Op, std::less<>> table = {
+const OpTable& ops() {
+  static const OpTable table = {
       {"register", register_op},
       {"get_agent",
        [](Hub& hub, const Params& params) -> Result<json> {
@@ -418,11 +310,21 @@ const std::map<std::string, Op, std::less<>>& ops() {
   return table;
 }
 
+// Every op: the table above and the groups kept in their own files.
+const OpTable& all_ops() {
+  static const OpTable table = [] {
+    OpTable all = ops();
+    op_layer::add_task_ops(all);
+    return all;
+  }();
+  return table;
+}
+
 }  // namespace
 
 Result<json> ControlPlane::call(std::string_view op, const json& params) {
-  auto it = ops().find(op);
-  if (it == ops().end()) {
+  auto it = all_ops().find(op);
+  if (it == all_ops().end()) {
     return protocol_error("unknown control-plane op: '" + std::string(op) +
                           "'");
   }

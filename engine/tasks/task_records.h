@@ -1,0 +1,30 @@
+// Log records of tasks (schemas/log.fbs TaskUpdated, TaskCheckpointed) and
+// their fold into a TaskTable. A TaskUpdated record carries the task's
+// whole AG2 TaskMetadata after the change; a TaskCheckpointed record the
+// checkpoint object. Builders fail with kInvalid when user JSON inside
+// cannot be stored (an object key containing NUL); nothing is written then.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/error.h"
+#include "engine/json_text.h"
+#include "engine/tasks/task.h"
+#include "engine/tasks/task_table.h"
+
+namespace parley::engine {
+
+Result<std::string> task_updated_record(const TaskMetadata& task);
+// `state` is a JSON object's text.
+Result<std::string> task_checkpointed_record(std::string_view task_id,
+                                             const JsonText& state);
+
+// Folds a verified TaskUpdated / TaskCheckpointed record (`record` is the
+// whole Record) into `tasks`. Fails with kStorage naming `log_sequence` when
+// its payload does not decode; other record kinds are ignored.
+Result<void> apply_task_record(TaskTable& tasks, std::uint64_t log_sequence,
+                               std::string_view record);
+
+}  // namespace parley::engine
