@@ -54,6 +54,8 @@ Hub::Hub(HubOptions options)
                          : std::make_shared<const AuthRegistry>()),
       invite_ack_timeout_(options.invite_ack_timeout),
       listeners_(std::move(options.listeners)),
+      arbiter_(options.arbiter ? std::move(options.arbiter)
+                               : std::make_shared<RuleBasedArbiter>()),
       state_(adapters_) {
   if (options.register_default_adapters) {
     for (auto& adapter : builtin_adapters()) adapters_.add(std::move(adapter));
@@ -137,19 +139,26 @@ Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
           folded =
               state_.apply(positions[i].log_sequence, batch.entries[i].record);
         }
-        for (auto& staged : batch.envelopes) {
+        for (std::size_t i = 0; i < batch.envelopes.size(); ++i) {
+          auto& staged = batch.envelopes[i];
           staged.envelope->sequence = positions[staged.entry].channel_sequence;
           if (!staged.deliver) continue;
           const ChannelEntry* channel =
               state_.channels.find(staged.envelope->channel_id);
           if (!channel) continue;
-          auto recipients = recipients_of(channel->metadata, staged.envelope);
-          std::ranges::move(recipients, std::back_inserter(batch.deliveries));
+          for (Delivery& delivery :
+               recipients_of(channel->metadata, staged.envelope)) {
+            delivery.staged = i;
+            batch.deliveries.push_back(std::move(delivery));
+          }
         }
         lifecycle_changed_.notify_all();
         writer.unlock();  // the next mutation may join this group commit
       });
-  if (positions && folded) return {};
+  if (positions && folded) {
+    count_audit_bytes(batch);
+    return {};
+  }
   if (writer.owns_lock()) return storage_error(positions.error());
   // The state already holds a batch the log did not take: stop mutating.
   const Error error =
@@ -160,16 +169,24 @@ Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
   return std::unexpected(error);
 }
 
-// Spec §1.4: the audience, or every participant but the sender; unknown
-// ids and recipients whose inbound rule refuses the sender's name are
-// skipped. Caller holds state_mutex_.
+// Spec §1.4: the audience, or every participant but the sender. An
+// unknown id is replaced by what the arbiter resolves it to, or dropped
+// (LIM-11); recipients the arbiter refuses are skipped. Caller holds
+// state_mutex_.
 std::vector<Hub::Delivery> Hub::recipients_of(
     const ChannelMetadata& metadata,
     const std::shared_ptr<const Envelope>& shared) const {
   const Envelope& envelope = *shared;
   std::vector<std::string> ids;
   if (envelope.audience) {
-    ids = *envelope.audience;
+    for (const auto& id : *envelope.audience) {
+      if (state_.registry.find(id)) {
+        ids.push_back(id);
+      } else if (auto resolved =
+                     arbiter_->resolve_unknown_audience(envelope, id)) {
+        std::ranges::copy(*resolved, std::back_inserter(ids));
+      }
+    }
   } else {
     for (const Participant& participant : metadata.participants) {
       if (participant.agent_id != envelope.sender_id) {
@@ -177,16 +194,19 @@ std::vector<Hub::Delivery> Hub::recipients_of(
       }
     }
   }
-  const std::string sender_name = state_.registry.name_for(envelope.sender_id);
   const bool substantive = !event_type::is_protocol(envelope.event_type);
   std::vector<Delivery> out;
   for (auto& id : ids) {
     const AgentRecord* recipient = state_.registry.find(id);
     if (!recipient ||
-        !matches_any(recipient->rule.access.inbound_from, sender_name)) {
+        !arbiter_->authorize_dispatch(state_.registry, envelope, *recipient)) {
       continue;
     }
-    out.push_back({std::move(id), shared, substantive});
+    Delivery delivery{std::move(id), shared, substantive};
+    delivery.inbox_cap = recipient->rule.limits.inbox_max_pending;
+    delivery.high_water = recipient->rule.limits.inbox_high_water.value_or(
+        std::max<std::int64_t>(1, delivery.inbox_cap * 8 / 10));
+    out.push_back(std::move(delivery));
   }
   return out;
 }

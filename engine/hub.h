@@ -32,13 +32,16 @@
 #include <vector>
 
 #include "engine/adapters/adapter_registry.h"
+#include "engine/arbiter.h"
 #include "engine/clock.h"
 #include "engine/delivery_queue.h"
 #include "engine/envelope.h"
 #include "engine/error.h"
+#include "engine/hub_health.h"
 #include "engine/hub_listener.h"
 #include "engine/hub_state.h"
 #include "engine/ids.h"
+#include "engine/rate_limiter.h"
 #include "engine/registry/auth.h"
 #include "engine/tasks/task.h"
 #include "log/log_store.h"
@@ -57,6 +60,8 @@ struct HubOptions {
   std::shared_ptr<const AuthRegistry> auth;  // default: scheme "none" only
   // Told about every change (engine/hub_listener.h), in this order.
   std::vector<std::shared_ptr<HubListener>> listeners;
+  // The decision seam (engine/arbiter.h); default: RuleBasedArbiter.
+  std::shared_ptr<Arbiter> arbiter;
 };
 
 struct CreateChannelRequest {
@@ -225,6 +230,14 @@ class Hub {
                                           std::string_view task_id,
                                           std::string_view reason);
 
+  // --- Health (spec §10, §12.4) ------------------------------------------
+  // A snapshot; briefly takes the writer lock (never waits for a sync).
+  HubHealth health() const;
+  // Appends a tenant's own audit record (spec §2.4: the kind set is open):
+  // a JSON object with string "at" and "kind". Anything else is refused
+  // with kInvalid and nothing is written.
+  Result<void> append_audit(std::string_view json_object);
+
   const Clock& clock() const { return *clock_; }
   log::LogStore& store() const { return *store_; }
 
@@ -243,10 +256,36 @@ class Hub {
   // the log refused the batch before sequencing it. A failure after the
   // fold leaves the hub refusing every later mutation.
   Result<void> commit(Commit& batch, std::unique_lock<std::mutex>& writer);
+  // commit(), then publish() once `writer` is released.
+  Result<void> commit_and_publish(Commit& batch,
+                                  std::unique_lock<std::mutex>& writer);
   // Runs once `batch` is durable, outside every hub lock: delivers its
   // envelopes, then tells the listeners its events.
   void publish(const Commit& batch);
-  void deliver(const std::vector<Delivery>& deliveries);
+  void deliver(std::span<const Delivery> deliveries);
+  // Tells every listener `event`, in order; a listener that throws is
+  // reported on stderr and skipped (spec §12.3). Call with no hub lock.
+  void tell(const std::function<void(HubListener&)>& event) const;
+  // Stage listener events into `batch` (engine/hub_events.cc); no-ops
+  // without listeners. Channel payloads get "metadata" as it is when told.
+  void stage_agent_event(Commit& batch, std::string_view agent_id,
+                         std::string_view kind, nlohmann::json payload) const;
+  void stage_channel_event(Commit& batch, std::string_view channel_id,
+                           std::string_view kind, nlohmann::json payload) const;
+  // on_envelope_posted for the envelope staged last.
+  void stage_envelope_posted(Commit& batch) const;
+
+  // The post pipeline; on failure `envelope` is as it was passed.
+  Result<std::string> accept_post(Envelope& envelope);
+  // Idempotent posts (engine/hub_idempotency.cc); callers hold writer_.
+  // The id of the post `retry` repeats under index key `key`, nullopt for
+  // a new key, or kConflict when the key was used with another payload.
+  Result<std::optional<std::string>> idempotent_original(
+      std::string_view key, const Envelope& retry) const;
+  // Indexes the batch's first staged envelope under `key` and remembers it
+  // until forget_in_flight(batch), once the batch is durable or failed.
+  void stage_idempotency_key(Commit& batch, std::string key);
+  void forget_in_flight(const Commit& batch);
 
   // Pieces of the pipelines; callers hold writer_.
   Result<void> check_send_rules(const AgentRecord& sender,
@@ -298,15 +337,24 @@ class Hub {
   const std::chrono::milliseconds invite_ack_timeout_;
   AdapterRegistry adapters_;
   const std::vector<std::shared_ptr<HubListener>> listeners_;
+  const std::shared_ptr<const Arbiter> arbiter_;
   EnvelopeIdMinter minter_;
 
-  std::mutex writer_;                      // serialises every mutation
+  mutable std::mutex writer_;              // serialises every mutation
   mutable std::shared_mutex state_mutex_;  // guards state_
   HubState state_;
   std::condition_variable_any lifecycle_changed_;  // on state_mutex_
   int handshake_waiters_ = 0;                      // guarded by state_mutex_
   std::atomic<bool> closed_ = false;               // set under writer_
   std::optional<std::string> failure_;             // guarded by writer_
+
+  RateLimiter rate_limiter_;                   // guarded by writer_
+  std::atomic<std::int64_t> audit_bytes_ = 0;  // see HubHealth
+  void count_audit_bytes(const Commit& batch);
+  // Index key -> staged post whose batch is not durable yet.
+  mutable std::mutex idempotency_mutex_;
+  std::map<std::string, std::shared_ptr<const Envelope>, std::less<>>
+      idempotency_in_flight_;
 
   mutable std::mutex delivery_mutex_;  // guards the two maps below
   std::map<std::string, DeliveryCallback, std::less<>> subscribers_;

@@ -7,6 +7,7 @@
 #include "engine/flex_json.h"
 #include "engine/hub.h"
 #include "engine/hub_commit.h"
+#include "engine/idempotency.h"
 #include "engine/ids.h"
 #include "engine/log_records.h"
 #include "engine/registry/duration.h"
@@ -75,31 +76,14 @@ void Hub::stage_terminal(Commit& batch, const ChannelEntry& channel,
                     {"kind", expired ? "channel_expired" : "channel_closed"},
                     {"channel_id", channel.metadata.channel_id},
                     {"reason", reason}}));
+  stage_channel_event(batch, channel.metadata.channel_id,
+                      expired ? "expired" : "closed",
+                      {{"reason", reason}, {"at", at}});
 }
 
 Result<void> Hub::check_send_rules(const AgentRecord& sender,
                                    const Envelope& envelope) const {
-  const Rule& rule = sender.rule;
-  if (envelope.audience) {
-    for (const auto& recipient_id : *envelope.audience) {
-      if (recipient_id == sender.agent_id()) continue;
-      const AgentRecord* recipient = state_.registry.find(recipient_id);
-      if (!recipient) continue;
-      if (!matches_any(rule.access.outbound_to, recipient->passport.name)) {
-        return access_denied("sender " + single_quoted(sender.passport.name) +
-                             " not permitted to send to " +
-                             single_quoted(recipient->passport.name));
-      }
-    }
-  }
-  const std::int64_t cap = rule.limits.delegation_depth;
-  if (cap > 0 && envelope.depth > cap) {
-    return access_denied("sender " + single_quoted(sender.passport.name) +
-                         " exceeded delegation_depth (" +
-                         std::to_string(envelope.depth) + " > " +
-                         std::to_string(cap) + ")");
-  }
-  return {};
+  return arbiter_->authorize_send(state_.registry, sender, envelope);
 }
 
 Result<void> Hub::check_inboxes(const ChannelEntry& channel,
@@ -117,15 +101,12 @@ Result<void> Hub::check_inboxes(const ChannelEntry& channel,
     if (id == envelope.sender_id) continue;
     const AgentRecord* recipient = state_.registry.find(id);
     if (!recipient) continue;
-    const std::int64_t max = recipient->rule.limits.inbox_max_pending;
     auto pending = pending_inbox_.find(id);
     const std::int64_t current =
         pending == pending_inbox_.end() ? 0 : pending->second;
-    if (max > 0 && current >= max) {
-      return fail(ErrorKind::kInboxFull,
-                  "recipient " + single_quoted(id) + " inbox at capacity (" +
-                      std::to_string(current) + " >= " + std::to_string(max) +
-                      ")");
+    if (auto room = arbiter_->authorize_inbox(*recipient, envelope, current);
+        !room) {
+      return room;
     }
   }
   return {};
@@ -166,30 +147,19 @@ Result<ChannelMetadata> Hub::create_channel(
                        single_quoted(request.manifest_type) + "@v" +
                        std::to_string(request.manifest_version));
     }
+    std::vector<const AgentRecord*> invitees;
     for (const auto& id : ids) {
-      if (id == request.creator_id) continue;
-      const AgentRecord* invitee = registry.find(id);
-      if (!matches_any(invitee->rule.access.inbound_from,
-                       creator->passport.name)) {
-        return access_denied("invitee " +
-                             single_quoted(invitee->passport.name) +
-                             " does not accept inbound from " +
-                             single_quoted(creator->passport.name));
-      }
+      if (id != request.creator_id) invitees.push_back(registry.find(id));
     }
-    if (const std::int64_t max = creator->rule.limits.max_concurrent_channels;
-        max > 0) {
-      const auto open = std::ranges::count_if(
-          state_.channels.in_order(), [&](const ChannelEntry* channel) {
-            return channel->metadata.creator_id == request.creator_id &&
-                   !is_terminal(channel->metadata.state);
-          });
-      if (open >= max) {
-        return access_denied("creator " + single_quoted(request.creator_id) +
-                             " exceeded max_concurrent_channels (" +
-                             std::to_string(open) +
-                             " >= " + std::to_string(max) + ")");
-      }
+    const auto open = std::ranges::count_if(
+        state_.channels.in_order(), [&](const ChannelEntry* channel) {
+          return channel->metadata.creator_id == request.creator_id &&
+                 !is_terminal(channel->metadata.state);
+        });
+    if (auto allowed =
+            arbiter_->authorize_channel_open(*creator, invitees, open);
+        !allowed) {
+      return std::unexpected(allowed.error());
     }
     auto ttl = parse_duration(
         request.ttl.value_or(creator->rule.limits.channel_ttl_default));
@@ -241,6 +211,9 @@ Result<ChannelMetadata> Hub::create_channel(
                             {"manifest_version", metadata.manifest.version},
                             {"creator_id", metadata.creator_id},
                             {"participants", participant_ids}}));
+    stage_channel_event(
+        batch, channel_id, "created",
+        {{"participants", participant_ids}, {"at", metadata.created_at}});
     // Invites go through the post path's send rules (spec §4.3 step 14).
     for (const auto& invitee : metadata.pending_acks) {
       Envelope invite =
@@ -258,15 +231,18 @@ Result<ChannelMetadata> Hub::create_channel(
       }
       batch.add_envelope(std::move(invite), /*hub_authored=*/true,
                          /*deliver=*/true);
+      stage_envelope_posted(batch);
     }
     ChannelEntry staged{.metadata = metadata};
     if (invite_failure) {
       stage_terminal(batch, staged, ChannelState::kClosed, "invite_failed");
     } else if (metadata.pending_acks.empty()) {
+      stage_channel_event(batch, channel_id, "opened", {});
       batch.add_envelope(
           hub_envelope(metadata, event_type::kChannelOpened,
                        {{"channel_id", channel_id}}, std::nullopt),
           /*hub_authored=*/true, /*deliver=*/true);
+      stage_envelope_posted(batch);
     }
     if (auto committed = commit(batch, writer); !committed) {
       return std::unexpected(committed.error());
@@ -355,7 +331,7 @@ Result<void> Hub::expire_due() {
   return expire_due_tasks();
 }
 
-Result<std::string> Hub::post_envelope(Envelope envelope) {
+Result<std::string> Hub::accept_post(Envelope& envelope) {
   Commit batch;
   std::string envelope_id;
   const std::string sender_id = envelope.sender_id;
@@ -367,9 +343,26 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
     if (!sender) {
       return not_found("sender not registered: " + envelope.sender_id);
     }
-    // 2. the sender's outbound and depth rules
+    // 1b. a retry of an idempotent post returns the original's id
+    std::string idempotency_key;
+    if (envelope.idempotency_key && !envelope.idempotency_key->empty()) {
+      idempotency_key = post_idempotency_key(
+          envelope.channel_id, envelope.sender_id, *envelope.idempotency_key);
+      auto original = idempotent_original(idempotency_key, envelope);
+      if (!original) return std::unexpected(original.error());
+      if (*original) return std::move(**original);
+    }
+    // 2. the sender's outbound and depth rules, then its rate limit
     if (auto allowed = check_send_rules(*sender, envelope); !allowed) {
       return std::unexpected(allowed.error());
+    }
+    const bool rate_limited =
+        !event_type::is_channel_protocol(envelope.event_type);
+    if (rate_limited) {
+      if (auto allowed = rate_limiter_.check(*sender, clock_->now());
+          !allowed) {
+        return std::unexpected(allowed.error());
+      }
     }
     // 3-5. the channel and its state
     const ChannelEntry* channel = state_.channels.find(envelope.channel_id);
@@ -429,13 +422,20 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
                            metadata.pending_acks.size() == 1 &&
                            metadata.pending_acks.front() == envelope.sender_id;
     envelope_id = envelope.envelope_id;
+    if (rate_limited) rate_limiter_.consume(sender_id);
     batch.add_envelope(std::move(envelope), /*hub_authored=*/false,
                        /*deliver=*/!ack && !reject);
+    if (!idempotency_key.empty()) {
+      stage_idempotency_key(batch, std::move(idempotency_key));
+    }
+    if (!ack && !reject) stage_envelope_posted(batch);
     if (activates) {
+      stage_channel_event(batch, metadata.channel_id, "opened", {});
       batch.add_envelope(
           hub_envelope(metadata, event_type::kChannelOpened,
                        {{"channel_id", metadata.channel_id}}, std::nullopt),
           /*hub_authored=*/true, /*deliver=*/true);
+      stage_envelope_posted(batch);
     } else if (reject && pending) {
       stage_terminal(batch, *channel, ChannelState::kClosed, "invite_rejected");
     } else if (accepted && accepted->next_state &&
@@ -445,9 +445,9 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
       stage_terminal(batch, *channel, *accepted->next_state,
                      accepted->auto_close_reason);
     }
-    if (auto committed = commit(batch, writer); !committed) {
-      return std::unexpected(committed.error());
-    }
+    auto committed = commit(batch, writer);
+    forget_in_flight(batch);
+    if (!committed) return std::unexpected(committed.error());
   }
   // 9. posting anything substantive proves the sender drains its inbox
   if (substantive) {

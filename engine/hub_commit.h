@@ -17,6 +17,12 @@ struct Hub::Delivery {
   std::string recipient_id;
   std::shared_ptr<const Envelope> envelope;
   bool substantive = false;
+  // The recipient's inbox.max_pending and high-water mark (spec §12.1)
+  // when the delivery was planned; a cap or mark <= 0 never signals.
+  std::int64_t inbox_cap = 0;
+  std::int64_t high_water = 0;
+  // Index of the staged envelope it delivers (Commit::envelopes).
+  std::size_t staged = 0;
 };
 
 struct Hub::Commit {
@@ -31,10 +37,21 @@ struct Hub::Commit {
   std::vector<Delivery> deliveries;  // filled by Hub::commit
   // What to tell the listeners once the batch is durable, in order.
   std::vector<std::function<void(HubListener&)>> events;
+  // events[i] is told after the deliveries of the first event_positions[i]
+  // staged envelopes and before the others' (spec §4.7: dispatch, then
+  // on_envelope_posted, then the transition it causes). An event without
+  // a position is told after every delivery.
+  std::vector<std::size_t> event_positions;
 
   void add(std::string record) { entries.push_back({std::move(record)}); }
   void add_envelope(Envelope envelope, bool hub_authored, bool deliver);
   bool empty() const { return entries.empty(); }
+  // Stages `event` after the envelopes staged so far.
+  void notify(std::function<void(HubListener&)> event) {
+    event_positions.resize(events.size());
+    event_positions.push_back(envelopes.size());
+    events.push_back(std::move(event));
+  }
 };
 
 }  // namespace parley::engine

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <optional>
 
 #include "engine/hub.h"
 #include "engine/hub_commit.h"
@@ -10,31 +11,80 @@
 namespace parley::engine {
 
 void Hub::publish(const Commit& batch) {
-  deliver(batch.deliveries);
-  for (const auto& event : batch.events) {
-    for (const auto& listener : listeners_) {
-      try {
-        event(*listener);
-      } catch (const std::exception& error) {
-        std::cerr << "parley: a hub listener failed: " << error.what() << '\n';
-      } catch (...) {
-        std::cerr << "parley: a hub listener failed\n";
-      }
+  const std::span<const Delivery> deliveries = batch.deliveries;
+  std::size_t next_event = 0;
+  std::size_t next_delivery = 0;
+  auto tell_until = [&](std::size_t staged) {
+    while (next_event < batch.events.size() &&
+           (next_event < batch.event_positions.size()
+                ? batch.event_positions[next_event]
+                : batch.envelopes.size()) <= staged) {
+      tell(batch.events[next_event++]);
+    }
+  };
+  for (std::size_t staged = 0; staged < batch.envelopes.size(); ++staged) {
+    tell_until(staged);
+    std::size_t end = next_delivery;
+    while (end < deliveries.size() && deliveries[end].staged == staged) ++end;
+    deliver(deliveries.subspan(next_delivery, end - next_delivery));
+    next_delivery = end;
+  }
+  deliver(deliveries.subspan(next_delivery));
+  tell_until(batch.envelopes.size());
+}
+
+void Hub::tell(const std::function<void(HubListener&)>& event) const {
+  for (const auto& listener : listeners_) {
+    try {
+      event(*listener);
+    } catch (const std::exception& error) {
+      std::cerr << "parley: a hub listener failed: " << error.what() << '\n';
+    } catch (...) {
+      std::cerr << "parley: a hub listener failed\n";
     }
   }
 }
 
-void Hub::deliver(const std::vector<Delivery>& deliveries) {
+// Spec §12.1: a substantive delivery to a bound recipient raises its
+// pending count; crossing the high-water mark from below signals pressure.
+// A subscriber that throws fails only its own delivery (on_dispatch_failed).
+void Hub::deliver(std::span<const Delivery> deliveries) {
   for (const Delivery& delivery : deliveries) {
     DeliveryCallback callback;
+    std::optional<std::int64_t> pressure;
     {
       std::lock_guard lock(delivery_mutex_);
       auto it = subscribers_.find(delivery.recipient_id);
       if (it == subscribers_.end()) continue;  // offline: replay catches up
       callback = it->second;
-      if (delivery.substantive) ++pending_inbox_[delivery.recipient_id];
+      if (delivery.substantive) {
+        const std::int64_t count = ++pending_inbox_[delivery.recipient_id];
+        if (delivery.inbox_cap > 0 && delivery.high_water > 0 &&
+            count == delivery.high_water) {
+          pressure = count;
+        }
+      }
     }
-    callback(delivery.recipient_id, *delivery.envelope);
+    try {
+      callback(delivery.recipient_id, *delivery.envelope);
+    } catch (const std::exception& error) {
+      const std::string what = error.what();
+      tell([&](HubListener& listener) {
+        listener.on_dispatch_failed(*delivery.envelope, delivery.recipient_id,
+                                    what);
+      });
+    } catch (...) {
+      tell([&](HubListener& listener) {
+        listener.on_dispatch_failed(*delivery.envelope, delivery.recipient_id,
+                                    "unknown error");
+      });
+    }
+    if (pressure) {
+      tell([&](HubListener& listener) {
+        listener.on_inbox_pressure(delivery.recipient_id, *pressure,
+                                   delivery.inbox_cap);
+      });
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include "engine/hub_commit.h"
 #include "engine/ids.h"
 #include "engine/log_records.h"
+#include "engine/ops/records_json.h"
 
 namespace parley::engine {
 
@@ -63,32 +64,43 @@ Result<Passport> Hub::register_identity(Passport passport, Resume resume,
                           {"kind", "agent_registered"},
                           {"agent_id", agent.agent_id()},
                           {"name", agent.passport.name}}));
+  stage_agent_event(batch, agent.agent_id(), "registered",
+                    {{"passport", to_json(agent.passport)},
+                     {"at", agent.passport.created_at}});
   if (auto committed = commit(batch, writer); !committed) {
     return std::unexpected(committed.error());
   }
+  publish(batch);
   return agent.passport;
 }
 
 Result<void> Hub::unregister(std::string_view agent_id) {
+  Commit batch;
   {
     std::unique_lock writer(writer_);
     const AgentRecord* agent = state_.registry.find(agent_id);
     if (!agent) return not_registered(agent_id);
-    Commit batch;
+    const std::string at = now();
     batch.add(agent_unregistered_record(agent_id));
-    batch.add(audit_record({{"at", now()},
+    batch.add(audit_record({{"at", at},
                             {"kind", "agent_unregistered"},
                             {"agent_id", agent_id},
                             {"name", agent->passport.name}}));
+    stage_agent_event(batch, agent_id, "unregistered",
+                      {{"name", agent->passport.name}, {"at", at}});
+    rate_limiter_.forget(agent_id);
     if (auto committed = commit(batch, writer); !committed) return committed;
   }
-  std::lock_guard lock(delivery_mutex_);
-  if (auto it = subscribers_.find(agent_id); it != subscribers_.end()) {
-    subscribers_.erase(it);
+  {
+    std::lock_guard lock(delivery_mutex_);
+    if (auto it = subscribers_.find(agent_id); it != subscribers_.end()) {
+      subscribers_.erase(it);
+    }
+    if (auto it = pending_inbox_.find(agent_id); it != pending_inbox_.end()) {
+      pending_inbox_.erase(it);
+    }
   }
-  if (auto it = pending_inbox_.find(agent_id); it != pending_inbox_.end()) {
-    pending_inbox_.erase(it);
-  }
+  publish(batch);
   return {};
 }
 
@@ -105,7 +117,11 @@ Result<void> Hub::set_resume(std::string_view agent_id, Resume resume) {
                           {"source", "tenant"},
                           {"agent_id", agent_id},
                           {"version", resume.version}}));
-  return commit(batch, writer);
+  stage_agent_event(batch, agent_id, "resume_set",
+                    {{"resume", to_json(resume)},
+                     {"version", resume.version},
+                     {"at", resume.last_updated}});
+  return commit_and_publish(batch, writer);
 }
 
 Result<void> Hub::set_skill(std::string_view agent_id,
@@ -113,12 +129,15 @@ Result<void> Hub::set_skill(std::string_view agent_id,
   std::unique_lock writer(writer_);
   if (!state_.registry.find(agent_id)) return not_registered(agent_id);
   Commit batch;
+  const std::string at = now();
   batch.add(skill_set_record(agent_id, skill_md));
-  batch.add(audit_record({{"at", now()},
+  batch.add(audit_record({{"at", at},
                           {"kind", "skill_set"},
                           {"agent_id", agent_id},
                           {"removed", !skill_md.has_value()}}));
-  return commit(batch, writer);
+  stage_agent_event(batch, agent_id, "skill_set",
+                    {{"removed", !skill_md.has_value()}, {"at", at}});
+  return commit_and_publish(batch, writer);
 }
 
 Result<void> Hub::set_rule(std::string_view agent_id, Rule rule) {
@@ -127,12 +146,16 @@ Result<void> Hub::set_rule(std::string_view agent_id, Rule rule) {
   if (!agent) return not_registered(agent_id);
   rule.version = agent->rule.version + 1;
   Commit batch;
+  const std::string at = now();
   batch.add(rule_set_record(agent_id, rule));
-  batch.add(audit_record({{"at", now()},
+  batch.add(audit_record({{"at", at},
                           {"kind", "rule_set"},
                           {"agent_id", agent_id},
                           {"version", rule.version}}));
-  return commit(batch, writer);
+  stage_agent_event(
+      batch, agent_id, "rule_set",
+      {{"rule", to_json(rule)}, {"version", rule.version}, {"at", at}});
+  return commit_and_publish(batch, writer);
 }
 
 Result<void> Hub::record_observation(std::string_view owner_id,
@@ -149,7 +172,7 @@ Result<void> Hub::record_observation(std::string_view owner_id,
   Commit batch;
   stage_observation(batch, owner_id, resume, capability, outcome, latency_ms,
                     task_id);
-  return commit(batch, writer);
+  return commit_and_publish(batch, writer);
 }
 
 void Hub::stage_observation(Commit& batch, std::string_view owner_id,
@@ -173,6 +196,12 @@ void Hub::stage_observation(Commit& batch, std::string_view owner_id,
                           {"version", resume.version},
                           {"capability", capability},
                           {"outcome", outcome}}));
+  stage_agent_event(batch, owner_id, "observation_recorded",
+                    {{"resume", to_json(resume)},
+                     {"version", resume.version},
+                     {"capability", capability},
+                     {"outcome", outcome},
+                     {"at", resume.last_updated}});
 }
 
 Result<void> Hub::report_turn_failure(std::string_view channel_id,
@@ -188,7 +217,15 @@ Result<void> Hub::report_turn_failure(std::string_view channel_id,
                           {"envelope_id", envelope_id},
                           {"exc_type", "RuntimeError"},
                           {"exc_message", message}}));
-  return commit(batch, writer);
+  if (!listeners_.empty()) {
+    batch.notify([channel_id = std::string(channel_id),
+                  agent_id = std::string(agent_id),
+                  envelope_id = std::string(envelope_id),
+                  message = std::string(message)](HubListener& listener) {
+      listener.on_turn_failed(channel_id, agent_id, envelope_id, message);
+    });
+  }
+  return commit_and_publish(batch, writer);
 }
 
 }  // namespace parley::engine

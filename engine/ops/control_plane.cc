@@ -306,6 +306,26 @@ const OpTable& ops() {
                                              error.value_or("")));
        }},
       {"read_channel_log", read_channel_log_op},
+      // Parley's own: health (spec §10), the audit log (spec §2.4).
+      {"health",
+       [](Hub& hub, const Params& params) -> Result<json> {
+         PARLEY_CHECK(params.only({}));
+         return to_json(hub.health());
+       }},
+      {"read_audit",
+       [](Hub& hub, const Params& params) -> Result<json> {
+         PARLEY_CHECK(params.only({}));
+         PARLEY_TRY(records, hub.read_audit());
+         json out = json::array();
+         for (const auto& record : records) out.push_back(json::parse(record));
+         return out;
+       }},
+      {"append_audit",
+       [](Hub& hub, const Params& params) -> Result<json> {
+         PARLEY_CHECK(params.only({"record"}));
+         PARLEY_TRY(record, params.object("record"));
+         return done(hub.append_audit(record.dump()));
+       }},
   };
   return table;
 }
