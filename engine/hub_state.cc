@@ -162,6 +162,18 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
                           cursor->envelope_id()->str());
       return {};
     }
+    case schema::Body::ExpectationFired: {
+      const auto* fired = root->body_as_ExpectationFired();
+      const std::string_view channel_id = view(fired->channel_id());
+      const std::string_view violator = view(fired->violator_id());
+      expectations.record(channel_id, fired->expectation_index(), violator,
+                          view(fired->at()), fired->hides_violator());
+      ChannelEntry* channel = channels.find(channel_id);
+      if (fired->hides_violator() && channel && channel->state) {
+        channel->adapter->hide(violator, *channel->state);
+      }
+      return {};
+    }
     default:
       // Audit records fold into nothing (read_audit reads them back from
       // the log); task and liveness records are folded by later modules.

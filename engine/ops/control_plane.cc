@@ -414,6 +414,13 @@ const std::map<std::string, Op, std::less<>>& ops() {
                                              error.value_or("")));
        }},
       {"read_channel_log", read_channel_log_op},
+      // Parley's own: one expectation tick (spec §6.2) at the hub's clock.
+      {"tick_expectations",
+       [](Hub& hub, const Params& params) -> Result<json> {
+         PARLEY_CHECK(params.only({}));
+         PARLEY_TRY(fired, hub.tick_expectations());
+         return json{{"fired", fired}};
+       }},
   };
   return table;
 }
