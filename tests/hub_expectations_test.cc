@@ -491,6 +491,41 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "workflow defaults: turn_within warns at 120 s and auto-closes at 600 s") {
+  TestHub t;
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  const auto carol = t.add_agent("carol");
+  const json graph{
+      {"initial_speaker", alice},
+      {"transitions",
+       json::array(
+           {{{"when", {{"name", "always"}, {"args", json::object()}}},
+             {"then", {{"name", "round_robin"}, {"args", json::object()}}},
+             {"priority", 0}}})},
+      {"default_target", nullptr},
+      {"max_turns", 10}};
+  auto channel = t.open(alice, "workflow", {bob, carol}, {{"graph", graph}});
+  REQUIRE_MESSAGE(channel.has_value(), channel.error().message);
+  const auto& id = channel->channel_id;
+  REQUIRE(t.say(id, alice, "step one").has_value());
+  REQUIRE(t.state(id)["expected_next_speaker"] == bob);
+  advance(t, 120);
+  CHECK(tick(t) == 1);
+  auto warnings = of_type(t.wal(id), engine::event_type::kExpectationViolated);
+  REQUIRE(warnings.size() == 1);
+  CHECK(engine::flex_to_json(warnings[0].event_data)["violators"] ==
+        json::array({bob}));
+  advance(t, 479.999999);
+  CHECK(tick(t) == 0);
+  advance(t, 0.000001);
+  CHECK(tick(t) == 1);
+  auto closed = t.hub().get_channel(id);
+  CHECK(closed->state == ChannelState::kClosed);
+  CHECK(closed->close_reason == "expectation_violated:turn_within");
+}
+
+TEST_CASE(
     "a handler that throws is reported; the firing is still logged and the "
     "tick goes on") {
   struct Throwing final : engine::ExpectationHandler {
