@@ -3,6 +3,7 @@
 // record (AUDIT-05), and the auto_close route of RACE-06.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -636,6 +637,53 @@ TEST_CASE("parley exec: the sweep op runs the expectation tick") {
   CHECK(state["result"]["metadata"]["state"] == "closed");
   CHECK(state["result"]["metadata"]["close_reason"] ==
         "expectation_violated:reply_within");
+}
+
+}  // namespace
+}  // namespace parley
+
+namespace parley {
+namespace {
+
+TEST_CASE("notify_channel on a pending channel audits but posts nothing") {
+  TestHub t;
+  hold_handshakes(
+      t, {conversation_with("quiet_invite",
+                            {expect("acks_within", "notify_channel", 30)})});
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  t.set_invitee(bob, TestHub::Invitee::kSilent);
+  auto opening = open_pending(t, alice, "quiet_invite", {bob});
+  const std::string id = await_pending(t);
+  const auto wal_before = t.wal(id).size();
+  advance(t, 30);
+  CHECK(tick(t) == 1);
+  CHECK(t.wal(id).size() == wal_before);
+  CHECK(audits_of(t, "expectation_violated").size() == 1);
+  CHECK(t.hub().get_channel(id)->state == ChannelState::kPending);
+  REQUIRE(t.hub().close_channel(id).has_value());
+  CHECK_FALSE(opening.get().has_value());
+}
+
+TEST_CASE("concurrent ticks fire each key once") {
+  TestHub t;
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(t.open(alice, "conversation", {bob}).has_value());
+  }
+  advance(t, 3600);
+  std::atomic<std::size_t> fired = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      auto ticked = t.hub().tick_expectations();
+      if (ticked) fired += *ticked;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(fired == 5);
+  CHECK(audits_of(t, "expectation_violated").size() == 5);
 }
 
 }  // namespace
