@@ -8,6 +8,8 @@
 
 #include "engine/adapters/builtin_adapters.h"
 #include "engine/event_types.h"
+#include "engine/expectations/builtin_evaluators.h"
+#include "engine/expectations/builtin_handlers.h"
 #include "engine/flex_json.h"
 #include "engine/hub_commit.h"
 #include "engine/log_prefetcher.h"
@@ -61,6 +63,20 @@ Hub::Hub(HubOptions options)
     for (auto& adapter : builtin_adapters()) adapters_.add(std::move(adapter));
   }
   for (auto& adapter : options.adapters) adapters_.add(std::move(adapter));
+  if (options.register_default_adapters) {
+    for (auto& evaluator : builtin_evaluators()) {
+      expectations_.add(std::move(evaluator));
+    }
+    for (auto& handler : builtin_handlers()) {
+      expectations_.add(std::move(handler));
+    }
+  }
+  for (auto& evaluator : options.expectation_evaluators) {
+    expectations_.add(std::move(evaluator));
+  }
+  for (auto& handler : options.expectation_handlers) {
+    expectations_.add(std::move(handler));
+  }
 }
 
 Hub::~Hub() { (void)close(); }

@@ -38,6 +38,7 @@
 #include "engine/envelope.h"
 #include "engine/error.h"
 #include "engine/hub_health.h"
+#include "engine/expectations/expectation_registry.h"
 #include "engine/hub_listener.h"
 #include "engine/hub_state.h"
 #include "engine/ids.h"
@@ -62,6 +63,12 @@ struct HubOptions {
   std::vector<std::shared_ptr<HubListener>> listeners;
   // The decision seam (engine/arbiter.h); default: RuleBasedArbiter.
   std::shared_ptr<Arbiter> arbiter;
+  // Expectation evaluators and handlers (spec §6.1), registered after the
+  // built-ins (which come with register_default_adapters), replacing
+  // same-named ones.
+  std::vector<std::shared_ptr<const ExpectationEvaluator>>
+      expectation_evaluators;
+  std::vector<std::shared_ptr<const ExpectationHandler>> expectation_handlers;
 };
 
 struct CreateChannelRequest {
@@ -165,6 +172,22 @@ class Hub {
   // One TTL sweep: every non-terminal channel whose expires_at <= now is
   // expired with reason "ttl_expired".
   Result<void> expire_due();
+
+  // --- Expectations (spec §6; engine/hub_expectations.cc) --------------
+  // One expectation tick at the clock's now: every non-terminal channel's
+  // manifest expectations are evaluated in order; each new (expectation
+  // index, violator) is logged with its audit record and its handler's
+  // effects as one batch, then the listeners hear of it. A channel that
+  // closes stops its own tick only; a failing channel is reported on
+  // stderr and the others still run (its error is returned at the end).
+  // Returns how many firings were logged. Does nothing when either
+  // registry is empty.
+  Result<std::size_t> tick_expectations();
+  // Re-registering a name replaces it.
+  void register_expectation_evaluator(
+      std::shared_ptr<const ExpectationEvaluator> evaluator);
+  void register_expectation_handler(
+      std::shared_ptr<const ExpectationHandler> handler);
 
   // --- Delivery (spec §1.4, §7.6) ---------------------------------------
   // Binds `agent_id`'s deliveries to `callback`, replacing an earlier one.
@@ -301,6 +324,16 @@ class Hub {
       const ChannelMetadata& metadata,
       const std::shared_ptr<const Envelope>& envelope) const;
   Result<ChannelMetadata> wait_for_handshake(std::string_view channel_id);
+  // Evaluates one channel's expectations and fires its new keys.
+  Result<std::size_t> tick_channel(std::string_view channel_id);
+  // Logs one new (index, violator) of `channel_id` with `handler`'s effects,
+  // unless it fired before; sets `terminal` when the channel is (or is now)
+  // terminal. Returns whether it fired.
+  Result<bool> fire_expectation(std::string_view channel_id, std::size_t index,
+                                const Violation& violation,
+                                std::string_view violator,
+                                const ExpectationHandler& handler,
+                                bool& terminal);
   // Moves the channel to `state` (closed or expired) with `reason`, unless
   // it is already terminal, or `pending_only` and no longer pending; returns
   // its metadata either way.
@@ -336,6 +369,7 @@ class Hub {
   std::shared_ptr<const AuthRegistry> auth_;
   const std::chrono::milliseconds invite_ack_timeout_;
   AdapterRegistry adapters_;
+  ExpectationRegistry expectations_;
   const std::vector<std::shared_ptr<HubListener>> listeners_;
   const std::shared_ptr<const Arbiter> arbiter_;
   EnvelopeIdMinter minter_;

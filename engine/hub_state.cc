@@ -170,6 +170,18 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
     case schema::Body::TaskUpdated:
     case schema::Body::TaskCheckpointed:
       return apply_task_record(tasks, log_sequence, record);
+    case schema::Body::ExpectationFired: {
+      const auto* fired = root->body_as_ExpectationFired();
+      const std::string_view channel_id = view(fired->channel_id());
+      const std::string_view violator = view(fired->violator_id());
+      expectations.record(channel_id, fired->expectation_index(), violator,
+                          view(fired->at()), fired->hides_violator());
+      ChannelEntry* channel = channels.find(channel_id);
+      if (fired->hides_violator() && channel && channel->state) {
+        channel->adapter->hide(violator, *channel->state);
+      }
+      return {};
+    }
     default:
       // Audit records fold into nothing (read_audit reads them back from
       // the log); liveness records are folded by later modules.

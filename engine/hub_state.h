@@ -13,6 +13,7 @@
 #include "engine/adapters/adapter_registry.h"
 #include "engine/channels/channel_table.h"
 #include "engine/error.h"
+#include "engine/expectations/expectation_ledger.h"
 #include "engine/registry/registry.h"
 #include "engine/tasks/task_table.h"
 
@@ -31,6 +32,7 @@ class HubState {
   ChannelTable channels;
   TaskTable tasks;
   std::string largest_envelope_id;  // the id floor for the minter
+  ExpectationLedger expectations;   // fired expectation keys (spec §6.2)
 
  private:
   Result<void> apply_channel_created(std::uint64_t log_sequence,

@@ -75,6 +75,12 @@ class ChannelAdapter {
   virtual std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata, const AdapterState& state) const = 0;
 
+  // Folds a `hide` expectation firing (engine/expectations): from now on
+  // `participant_id` is skipped in the turn order. Deterministic, like
+  // fold(). The default: adapters without a turn order ignore it.
+  virtual void hide(std::string_view /*participant_id*/,
+                    AdapterState& /*state*/) const {}
+
   // The text models see for `envelope`, or nullopt to leave it out of every
   // view (spec §5.1, §9). The default: an `ag2.msg.text` whose
   // event_data.text is a string gives that string (the empty string

@@ -47,12 +47,25 @@ std::unique_ptr<AdapterState> DiscussionState::clone() const {
 }
 
 JsonText DiscussionState::to_json() const {
-  return nlohmann::json{{"participant_order", participant_order},
-                        {"expected_next_speaker", expected_next_speaker},
-                        {"last_speaker_id", nullable(last_speaker_id)},
-                        {"last_envelope_id", nullable(last_envelope_id)},
-                        {"turn_count", turn_count}}
-      .dump();
+  nlohmann::json out{{"participant_order", participant_order},
+                     {"expected_next_speaker", expected_next_speaker},
+                     {"last_speaker_id", nullable(last_speaker_id)},
+                     {"last_envelope_id", nullable(last_envelope_id)},
+                     {"turn_count", turn_count}};
+  if (!hidden.empty()) out["hidden_participants"] = hidden;
+  return out.dump();
+}
+
+std::size_t DiscussionState::next_after(std::size_t index) const {
+  const std::size_t size = participant_order.size();
+  for (std::size_t step = 1; step <= size; ++step) {
+    const std::size_t candidate = (index + step) % size;
+    if (std::ranges::find(hidden, participant_order[candidate]) ==
+        hidden.end()) {
+      return candidate;
+    }
+  }
+  return (index + 1) % size;
 }
 
 DiscussionAdapter::DiscussionAdapter() {
@@ -91,7 +104,10 @@ void DiscussionAdapter::fold(const EnvelopeView& envelope,
     index = index_of(order, envelope.sender_id);
     if (index == DiscussionState::kNoIndex) return;
   }
-  const std::size_t next = index + 1 == order.size() ? 0 : index + 1;
+  const std::size_t next = !discussion.hidden.empty()
+                               ? discussion.next_after(index)
+                           : index + 1 == order.size() ? 0
+                                                       : index + 1;
   discussion.expected_next_speaker.assign(order[next]);
   discussion.expected_index = next;
   assign(discussion.last_speaker_id, envelope.sender_id);
@@ -144,6 +160,23 @@ std::optional<ExpectedTurn> DiscussionAdapter::expected_next(
   const auto& discussion = as_discussion(state);
   return ExpectedTurn{.agent_id = discussion.expected_next_speaker,
                       .triggering_envelope_id = discussion.last_envelope_id};
+}
+
+void DiscussionAdapter::hide(std::string_view participant_id,
+                             AdapterState& state) const {
+  auto& discussion = static_cast<DiscussionState&>(state);
+  const std::size_t index =
+      index_of(discussion.participant_order, participant_id);
+  if (index == DiscussionState::kNoIndex ||
+      std::ranges::find(discussion.hidden, participant_id) !=
+          discussion.hidden.end()) {
+    return;
+  }
+  discussion.hidden.emplace_back(participant_id);
+  if (discussion.expected_next_speaker != participant_id) return;
+  const std::size_t next = discussion.next_after(index);
+  discussion.expected_next_speaker = discussion.participant_order[next];
+  discussion.expected_index = next;
 }
 
 ViewPolicy DiscussionAdapter::default_view_policy(

@@ -24,11 +24,19 @@ struct DiscussionState final : AdapterState {
   // Position of expected_next_speaker in participant_order, or kNoIndex: a
   // cache that spares fold the search for the usual in-turn sender.
   std::size_t expected_index = kNoIndex;
+  // Participants a `hide` expectation firing took out of the turn order,
+  // in firing order (Parley; AG2's hide handler is inert).
+  std::vector<std::string> hidden;
 
   std::unique_ptr<AdapterState> clone() const override;
   // {"expected_next_speaker", "last_envelope_id", "last_speaker_id",
-  //  "participant_order", "turn_count"}.
+  //  "participant_order", "turn_count"}, and "hidden_participants" once a
+  //  participant is hidden.
   JsonText to_json() const override;
+
+  // The first participant after position `index` in the turn order that is
+  // not hidden (order[index + 1] when everyone is hidden).
+  std::size_t next_after(std::size_t index) const;
 };
 
 // `fold`, `validate_send`, `on_accepted` and `expected_next` require a
@@ -52,6 +60,10 @@ class DiscussionAdapter final : public ChannelAdapter {
   std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;
+  // Skips `participant_id` from now on; if it holds the turn, the turn
+  // passes to the next participant not hidden.
+  void hide(std::string_view participant_id,
+            AdapterState& state) const override;
   // NamedWindowedSummary(max(2 * participants, 4)) (spec §5.6).
   ViewPolicy default_view_policy(
       const ChannelMetadata& metadata,

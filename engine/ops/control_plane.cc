@@ -326,6 +326,13 @@ const OpTable& ops() {
          PARLEY_TRY(record, params.object("record"));
          return done(hub.append_audit(record.dump()));
        }},
+      // Parley's own: one expectation tick (spec §6.2) at the hub's clock.
+      {"tick_expectations",
+       [](Hub& hub, const Params& params) -> Result<json> {
+         PARLEY_CHECK(params.only({}));
+         PARLEY_TRY(fired, hub.tick_expectations());
+         return json{{"fired", fired}};
+       }},
   };
   return table;
 }

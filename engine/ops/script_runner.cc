@@ -155,6 +155,9 @@ Result<json> ScriptRunner::run_script_op(std::string_view op,
     if (auto swept = hub_->expire_due(); !swept) {
       return std::unexpected(swept.error());
     }
+    if (auto ticked = hub_->tick_expectations(); !ticked) {
+      return std::unexpected(ticked.error());
+    }
     return json(nullptr);
   }
   if (op == "restart") {

@@ -1,0 +1,92 @@
+// Expectations (spec §6): liveness contracts declared per channel in the
+// manifest snapshot, checked by the hub's expectation tick. An evaluator
+// decides whether a channel violates one expectation now; a handler decides
+// what the hub does about a new violation. Both are registered by name
+// (engine/expectations/expectation_registry.h).
+//
+// Contract for implementations: pure and thread-safe. Evaluators read only
+// the context they are given; handlers only describe effects, which the hub
+// applies in the same atomic log batch as the firing's own record. Neither
+// may call back into the hub (the hub holds its writer lock while a handler
+// runs). An exception thrown by either is reported and skipped.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/adapters/channel_adapter.h"
+#include "engine/channels/channel.h"
+#include "engine/clock.h"
+#include "engine/envelope.h"
+#include "engine/json_text.h"
+
+namespace parley::engine {
+
+// One channel as a tick sees it. Every reference lives for one evaluate()
+// call.
+struct ExpectationContext {
+  const ChannelMetadata& metadata;
+  const ChannelAdapter* adapter = nullptr;  // null while the channel is dormant
+  const AdapterState* state = nullptr;      // null while the channel is dormant
+  std::span<const Envelope> wal;            // the whole channel, in order
+  Timestamp now;
+  // When a `hide` firing last moved the turn in this channel: turn_within
+  // anchors no earlier than this.
+  std::optional<Timestamp> turn_moved_at;
+};
+
+// What an evaluator found. `violators` empty = a channel-wide violation
+// (dedup key ""). `detail` is a JSON object.
+struct Violation {
+  std::vector<std::string> violators;
+  JsonText detail = "{}";
+};
+
+class ExpectationEvaluator {
+ public:
+  virtual ~ExpectationEvaluator() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::optional<Violation> evaluate(
+      const ExpectationContext& context,
+      const ExpectationSpec& expectation) const = 0;
+};
+
+// One new (expectation index, violator) of a channel.
+struct FiredExpectation {
+  const ChannelMetadata& metadata;
+  std::size_t index = 0;  // position in metadata.manifest.expectations
+  const ExpectationSpec& expectation;
+  const Violation& violation;
+  std::string_view violator;  // "" for a channel-wide violation
+};
+
+// What a handler asks the hub to do, applied atomically with the firing.
+struct HandlerEffects {
+  // An `ag2.expectation.violated` envelope from the channel's creator,
+  // {"expectation", "violators", "detail"}; posted only while the channel
+  // is active. `audience` nullopt = null (every participant but the
+  // creator, as AG2's notify_channel).
+  struct Notice {
+    std::optional<std::vector<std::string>> audience;
+  };
+  std::vector<Notice> notices;
+  // Closes the channel with this reason unless it is already terminal.
+  std::optional<std::string> close_reason;
+  // Skips the violator in the adapter's turn order from now on (adapters
+  // that have none ignore it). Ignored for channel-wide violations.
+  bool hide_violator = false;
+};
+
+class ExpectationHandler {
+ public:
+  virtual ~ExpectationHandler() = default;
+  virtual std::string_view name() const = 0;
+  virtual void handle(const FiredExpectation& fired,
+                      HandlerEffects& effects) const = 0;
+};
+
+}  // namespace parley::engine
