@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/event_types.h"
+#include "engine/flex_json.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {
@@ -273,6 +274,51 @@ TEST_CASE("AUDIT-09 refused posts and unregistration are observed") {
   CHECK(events[events.size() - 2] == "agent unregistered");
   CHECK(o.recorder->payloads[events.size() - 2]["name"] == "bob");
   CHECK(events.back() == "turn_failed");
+}
+
+TEST_CASE(
+    "AUDIT-09 limit refusals are observed; an idempotent retry tells "
+    "nothing") {
+  Observed o;
+  engine::Rule limited;
+  limited.limits.rate_per_minute = 60;
+  limited.limits.rate_burst = 2;
+  const auto alice = o.t.add_agent("alice", {}, limited);
+  engine::Rule small;
+  small.limits.inbox_max_pending = 1;
+  const auto bob = o.t.add_agent("bob", {}, small);
+  auto opened = o.t.open(alice, "conversation", {bob});
+  REQUIRE(opened.has_value());
+  auto keyed = [&](std::string_view text) {
+    Envelope envelope;
+    envelope.channel_id = opened->channel_id;
+    envelope.sender_id = alice;
+    envelope.event_type = std::string(engine::event_type::kText);
+    envelope.event_data = engine::to_flex(json{{"text", text}}).value();
+    envelope.idempotency_key = "k";
+    return o.t.hub().post_envelope(std::move(envelope));
+  };
+  REQUIRE(keyed("one").has_value());
+  const auto told = o.recorder->events.size();
+  REQUIRE(keyed("one").has_value());
+  CHECK(o.recorder->events.size() == told);
+  REQUIRE_FALSE(keyed("other").has_value());
+  REQUIRE_FALSE(o.t.say(opened->channel_id, alice, "full").has_value());
+  o.t.hub().unsubscribe(bob);
+  REQUIRE(o.t.say(opened->channel_id, bob, "drain").has_value());
+  REQUIRE(o.t.say(opened->channel_id, alice, "two").has_value());
+  REQUIRE_FALSE(o.t.say(opened->channel_id, alice, "three").has_value());
+  std::vector<std::string> rejections;
+  for (std::size_t i = told; i < o.recorder->events.size(); ++i) {
+    if (o.recorder->events[i] == "rejected ag2.msg.text") {
+      rejections.push_back(o.recorder->payloads[i].get<std::string>());
+    }
+  }
+  REQUIRE(rejections.size() == 3);
+  CHECK(rejections[0].starts_with("idempotency key 'k' was already used"));
+  CHECK(rejections[1] == "recipient '" + bob + "' inbox at capacity (1 >= 1)");
+  CHECK(rejections[2] ==
+        "sender 'alice' exceeded rate limit (60/min, burst 2)");
 }
 
 TEST_CASE("AUDIT-09 hydrate tells the listeners nothing") {
