@@ -2,10 +2,12 @@
 // scenarios AUDIT-01, 02, 06, 09, 10).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
+#include "log/memory_log_store.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {
@@ -422,6 +424,69 @@ TEST_CASE("health after restart: counters reset, audit bytes start over") {
   CHECK(health.audit_log_bytes == 0);
   CHECK(health.registered_agents == 2);
   CHECK(health.active_channels == 1);
+}
+
+// A memory store whose appends, once `fail` is set, sequence the batch and
+// then report an I/O error, as a failed sync does.
+class FailingStore : public log::LogStore {
+ public:
+  std::atomic<bool> fail = false;
+
+  log::Result<std::vector<log::Position>> append(
+      std::span<log::AppendEntry> batch,
+      const SequencedCallback& on_sequenced) override {
+    auto appended = inner_->append(batch, on_sequenced);
+    if (appended && fail) {
+      return std::unexpected(
+          log::Error{log::ErrorCode::kIoError, "injected sync failure"});
+    }
+    return appended;
+  }
+  log::Result<void> read(std::uint64_t from, std::uint64_t to,
+                         const log::RecordVisitor& visit) const override {
+    return inner_->read(from, to, visit);
+  }
+  log::Result<void> read_channel(
+      std::string_view channel, std::uint64_t from, std::uint64_t to,
+      const log::ChannelVisitor& visit) const override {
+    return inner_->read_channel(channel, from, to, visit);
+  }
+  log::Result<std::optional<std::uint64_t>> find_idempotency_key(
+      std::string_view key) const override {
+    return inner_->find_idempotency_key(key);
+  }
+  std::uint64_t last_sequence() const override {
+    return inner_->last_sequence();
+  }
+  log::Result<std::uint64_t> last_channel_sequence(
+      std::string_view channel) const override {
+    return inner_->last_channel_sequence(channel);
+  }
+  std::uint64_t wait_for_append(
+      std::uint64_t after, std::chrono::milliseconds timeout) const override {
+    return inner_->wait_for_append(after, timeout);
+  }
+  log::Result<void> close() override { return inner_->close(); }
+
+ private:
+  std::unique_ptr<log::LogStore> inner_ = log::make_memory_log_store();
+};
+
+TEST_CASE("health reports a hub that stopped after a failed log write") {
+  auto store = std::make_shared<FailingStore>();
+  auto opened = engine::Hub::open({.store = store});
+  REQUIRE(opened.has_value());
+  engine::Hub& hub = **opened;
+  REQUIRE(hub.register_identity({.name = "alice"}, {}, {}, {}).has_value());
+  CHECK_FALSE(hub.health().failure.has_value());
+  store->fail = true;
+  CHECK_FALSE(hub.register_identity({.name = "bob"}, {}, {}, {}).has_value());
+  const auto health = hub.health();
+  REQUIRE(health.failure.has_value());
+  CHECK(health.failure->find("injected sync failure") != std::string::npos);
+  CHECK(engine::to_json(health)["failure"] == *health.failure);
+  REQUIRE(hub.close().has_value());
+  CHECK(hub.health().closed);
 }
 
 }  // namespace
