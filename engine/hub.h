@@ -282,8 +282,11 @@ class Hub {
   // commit(), then publish() once `writer` is released.
   Result<void> commit_and_publish(Commit& batch,
                                   std::unique_lock<std::mutex>& writer);
+  // Adds the batch's audit records to audit_bytes_ once it is durable.
+  void count_audit_bytes(const Commit& batch);
   // Runs once `batch` is durable, outside every hub lock: delivers its
-  // envelopes, then tells the listeners its events.
+  // envelopes and tells the listeners its events, interleaved as
+  // Commit::event_positions says.
   void publish(const Commit& batch);
   void deliver(std::span<const Delivery> deliveries);
   // Tells every listener `event`, in order; a listener that throws is
@@ -384,7 +387,6 @@ class Hub {
 
   RateLimiter rate_limiter_;                   // guarded by writer_
   std::atomic<std::int64_t> audit_bytes_ = 0;  // see HubHealth
-  void count_audit_bytes(const Commit& batch);
   // Index key -> staged post whose batch is not durable yet.
   mutable std::mutex idempotency_mutex_;
   std::map<std::string, std::shared_ptr<const Envelope>, std::less<>>

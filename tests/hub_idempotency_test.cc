@@ -230,3 +230,37 @@ TEST_CASE("concurrent posts with one key land once") {
 
 }  // namespace
 }  // namespace parley
+
+namespace parley {
+namespace {
+
+TEST_CASE("IDEM-02 after a restart keys stay scoped per channel") {
+  Pair p;
+  auto second = p.t.open(p.alice, "conversation", {p.bob});
+  REQUIRE(second.has_value());
+  auto in_first = p.send("hello", "op-7");
+  REQUIRE(in_first.has_value());
+  p.t.restart();
+  auto in_second = p.send("hello", "op-7", second->channel_id);
+  REQUIRE(in_second.has_value());
+  CHECK(*in_second != *in_first);
+  CHECK(*p.send("hello", "op-7") == *in_first);
+}
+
+TEST_CASE("IDEM-04 after a restart a retry is still served from the log") {
+  engine::Rule limited;
+  limited.limits.rate_per_minute = 60;
+  limited.limits.rate_burst = 1;
+  Pair p(limited);
+  auto first = p.send("once", "op-99");
+  REQUIRE(first.has_value());
+  p.t.restart();
+  auto retry = p.send("once", "op-99");
+  REQUIRE(retry.has_value());
+  CHECK(*retry == *first);
+  CHECK(p.send("fresh bucket", std::nullopt).has_value());
+  CHECK_FALSE(p.send("spent", std::nullopt).has_value());
+}
+
+}  // namespace
+}  // namespace parley

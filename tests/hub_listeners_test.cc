@@ -2,9 +2,12 @@
 // scenarios AUDIT-01, 02, 06, 09, 10).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <stdexcept>
 
 #include "engine/event_types.h"
+#include "engine/flex_json.h"
+#include "log/memory_log_store.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {
@@ -275,6 +278,51 @@ TEST_CASE("AUDIT-09 refused posts and unregistration are observed") {
   CHECK(events.back() == "turn_failed");
 }
 
+TEST_CASE(
+    "AUDIT-09 limit refusals are observed; an idempotent retry tells "
+    "nothing") {
+  Observed o;
+  engine::Rule limited;
+  limited.limits.rate_per_minute = 60;
+  limited.limits.rate_burst = 2;
+  const auto alice = o.t.add_agent("alice", {}, limited);
+  engine::Rule small;
+  small.limits.inbox_max_pending = 1;
+  const auto bob = o.t.add_agent("bob", {}, small);
+  auto opened = o.t.open(alice, "conversation", {bob});
+  REQUIRE(opened.has_value());
+  auto keyed = [&](std::string_view text) {
+    Envelope envelope;
+    envelope.channel_id = opened->channel_id;
+    envelope.sender_id = alice;
+    envelope.event_type = std::string(engine::event_type::kText);
+    envelope.event_data = engine::to_flex(json{{"text", text}}).value();
+    envelope.idempotency_key = "k";
+    return o.t.hub().post_envelope(std::move(envelope));
+  };
+  REQUIRE(keyed("one").has_value());
+  const auto told = o.recorder->events.size();
+  REQUIRE(keyed("one").has_value());
+  CHECK(o.recorder->events.size() == told);
+  REQUIRE_FALSE(keyed("other").has_value());
+  REQUIRE_FALSE(o.t.say(opened->channel_id, alice, "full").has_value());
+  o.t.hub().unsubscribe(bob);
+  REQUIRE(o.t.say(opened->channel_id, bob, "drain").has_value());
+  REQUIRE(o.t.say(opened->channel_id, alice, "two").has_value());
+  REQUIRE_FALSE(o.t.say(opened->channel_id, alice, "three").has_value());
+  std::vector<std::string> rejections;
+  for (std::size_t i = told; i < o.recorder->events.size(); ++i) {
+    if (o.recorder->events[i] == "rejected ag2.msg.text") {
+      rejections.push_back(o.recorder->payloads[i].get<std::string>());
+    }
+  }
+  REQUIRE(rejections.size() == 3);
+  CHECK(rejections[0].starts_with("idempotency key 'k' was already used"));
+  CHECK(rejections[1] == "recipient '" + bob + "' inbox at capacity (1 >= 1)");
+  CHECK(rejections[2] ==
+        "sender 'alice' exceeded rate limit (60/min, burst 2)");
+}
+
 TEST_CASE("AUDIT-09 hydrate tells the listeners nothing") {
   Observed o;
   const auto alice = o.t.add_agent("alice");
@@ -376,6 +424,69 @@ TEST_CASE("health after restart: counters reset, audit bytes start over") {
   CHECK(health.audit_log_bytes == 0);
   CHECK(health.registered_agents == 2);
   CHECK(health.active_channels == 1);
+}
+
+// A memory store whose appends, once `fail` is set, sequence the batch and
+// then report an I/O error, as a failed sync does.
+class FailingStore : public log::LogStore {
+ public:
+  std::atomic<bool> fail = false;
+
+  log::Result<std::vector<log::Position>> append(
+      std::span<log::AppendEntry> batch,
+      const SequencedCallback& on_sequenced) override {
+    auto appended = inner_->append(batch, on_sequenced);
+    if (appended && fail) {
+      return std::unexpected(
+          log::Error{log::ErrorCode::kIoError, "injected sync failure"});
+    }
+    return appended;
+  }
+  log::Result<void> read(std::uint64_t from, std::uint64_t to,
+                         const log::RecordVisitor& visit) const override {
+    return inner_->read(from, to, visit);
+  }
+  log::Result<void> read_channel(
+      std::string_view channel, std::uint64_t from, std::uint64_t to,
+      const log::ChannelVisitor& visit) const override {
+    return inner_->read_channel(channel, from, to, visit);
+  }
+  log::Result<std::optional<std::uint64_t>> find_idempotency_key(
+      std::string_view key) const override {
+    return inner_->find_idempotency_key(key);
+  }
+  std::uint64_t last_sequence() const override {
+    return inner_->last_sequence();
+  }
+  log::Result<std::uint64_t> last_channel_sequence(
+      std::string_view channel) const override {
+    return inner_->last_channel_sequence(channel);
+  }
+  std::uint64_t wait_for_append(
+      std::uint64_t after, std::chrono::milliseconds timeout) const override {
+    return inner_->wait_for_append(after, timeout);
+  }
+  log::Result<void> close() override { return inner_->close(); }
+
+ private:
+  std::unique_ptr<log::LogStore> inner_ = log::make_memory_log_store();
+};
+
+TEST_CASE("health reports a hub that stopped after a failed log write") {
+  auto store = std::make_shared<FailingStore>();
+  auto opened = engine::Hub::open({.store = store});
+  REQUIRE(opened.has_value());
+  engine::Hub& hub = **opened;
+  REQUIRE(hub.register_identity({.name = "alice"}, {}, {}, {}).has_value());
+  CHECK_FALSE(hub.health().failure.has_value());
+  store->fail = true;
+  CHECK_FALSE(hub.register_identity({.name = "bob"}, {}, {}, {}).has_value());
+  const auto health = hub.health();
+  REQUIRE(health.failure.has_value());
+  CHECK(health.failure->find("injected sync failure") != std::string::npos);
+  CHECK(engine::to_json(health)["failure"] == *health.failure);
+  REQUIRE(hub.close().has_value());
+  CHECK(hub.health().closed);
 }
 
 }  // namespace

@@ -527,3 +527,75 @@ TEST_CASE("LIM-13 invite acks are not rate limited") {
 
 }  // namespace
 }  // namespace parley
+
+namespace parley {
+namespace {
+
+TEST_CASE("LIM-03 after a restart self and broadcasts stay exempt") {
+  TestHub t;
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  auto opened = t.open(alice, "conversation", {bob});
+  REQUIRE(opened.has_value());
+  REQUIRE(t.hub().set_rule(alice, outbound({"nobody"})).has_value());
+  t.restart();
+  CHECK(t.say(opened->channel_id, alice, "all").has_value());
+  CHECK(t.say(opened->channel_id, alice, "me", std::vector{alice}).has_value());
+  check_denied(t.say(opened->channel_id, alice, "bob", std::vector{bob}),
+               "not permitted to send to 'bob'");
+}
+
+TEST_CASE("LIM-04 after a restart access still wins over a missing channel") {
+  TestHub t;
+  const auto alice = t.add_agent("alice", {}, outbound({"only-carol"}));
+  const auto bob = t.add_agent("bob");
+  t.restart();
+  check_denied(t.say("no-such-channel", alice, "hi", std::vector{bob}),
+               "not permitted to send to 'bob'");
+}
+
+TEST_CASE("LIM-08 after a restart protocol events still pass a full inbox") {
+  TestHub t;
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob", {}, inbox(1));
+  auto first = t.open(alice, "conversation", {bob});
+  REQUIRE(first.has_value());
+  t.restart();
+  REQUIRE(t.say(first->channel_id, alice, "fill").has_value());
+  check_denied(t.say(first->channel_id, alice, "more"), "inbox at capacity",
+               ErrorKind::kInboxFull);
+  auto second = t.open(alice, "conversation", {bob});
+  REQUIRE(second.has_value());
+  CHECK(second->state == engine::ChannelState::kActive);
+}
+
+TEST_CASE("LIM-10 the high-water rule survives a restart") {
+  auto listener = std::make_shared<PressureListener>();
+  TestHub t;
+  t.set_options([&](engine::HubOptions& options) {
+    options.listeners.push_back(listener);
+  });
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob", {}, inbox(10, 2));
+  auto opened = t.open(alice, "conversation", {bob});
+  REQUIRE(opened.has_value());
+  t.restart();
+  REQUIRE(t.say(opened->channel_id, alice, "1").has_value());
+  CHECK(listener->events.empty());
+  REQUIRE(t.say(opened->channel_id, alice, "2").has_value());
+  REQUIRE(listener->events.size() == 1);
+  CHECK(listener->events[0] ==
+        std::tuple{bob, std::int64_t{2}, std::int64_t{10}});
+}
+
+TEST_CASE("LIM-11 after a restart unknown audience ids are still dropped") {
+  Pair p;
+  p.t.restart();
+  auto id = p.t.say(p.channel, p.alice, "hi",
+                    std::vector<std::string>{"ghost-id", p.bob});
+  REQUIRE(id.has_value());
+  CHECK(texts(p.t.inbox(p.bob)).back() == *id);
+}
+
+}  // namespace
+}  // namespace parley
