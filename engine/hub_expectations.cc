@@ -210,8 +210,8 @@ Result<bool> Hub::fire_expectation(std::string_view channel_id,
                            : json(nullptr)}};
     json fired_violation{
         {"violators", violators}, {"violator", violator}, {"detail", detail}};
-    batch.events.push_back([id = std::string(channel_id), fired_expectation,
-                            fired_violation](HubListener& listener) {
+    batch.notify([id = std::string(channel_id), fired_expectation,
+                  fired_violation](HubListener& listener) {
       listener.on_expectation_fired(id, fired_expectation, fired_violation);
     });
     if (auto committed = commit(batch, writer); !committed) {

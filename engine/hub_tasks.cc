@@ -234,8 +234,8 @@ Result<std::optional<JsonText>> Hub::read_task_checkpoint(
 void Hub::fire_task_event(std::string_view task_id, std::string_view kind,
                           const json& payload) {
   Commit batch;
-  batch.events.push_back([id = std::string(task_id), kind = std::string(kind),
-                          payload](HubListener& listener) {
+  batch.notify([id = std::string(task_id), kind = std::string(kind),
+                payload](HubListener& listener) {
     listener.on_task_event(id, kind, payload);
   });
   publish(batch);
@@ -289,8 +289,8 @@ void Hub::stage_task_terminal(
   json payload = {{"owner_id", task.owner_id}, {"channel_id", channel_id},
                   {"reason", reason},          {"capability", capability},
                   {"outcome", task.state},     {"at", at}};
-  batch.events.push_back([id = task.task_id, kind = task.state,
-                          payload = std::move(payload)](HubListener& listener) {
+  batch.notify([id = task.task_id, kind = task.state,
+                payload = std::move(payload)](HubListener& listener) {
     listener.on_task_event(id, kind, payload);
   });
   if (!task.spec.capability) return;
