@@ -48,7 +48,9 @@ class HubListener {
                               std::string_view /*agent_id*/,
                               std::string_view /*envelope_id*/,
                               std::string_view /*error*/) {}
-  // Hub-driven task expiry; fire_task_event (e.g. "mirror_failed").
+  // A task's terminal transition (hub-driven expiry, or update_task; kind =
+  // the new state, payload {owner_id, channel_id, reason, capability,
+  // outcome, at}); fire_task_event (e.g. "mirror_failed").
   virtual void on_task_event(std::string_view /*task_id*/,
                              std::string_view /*kind*/,
                              const nlohmann::json& /*payload*/) {}

@@ -105,6 +105,18 @@ TEST_CASE(
   CHECK(info.output.find("ChannelCreated") != std::string::npos);
 }
 
+TEST_CASE("exec plays the task example: TTL sweep, restart, close cascade") {
+  testing::ScratchDir dir;
+  Run run = parley("exec --data " + (dir.path() / "hub").string() +
+                   " " PARLEY_SOURCE_DIR "/tools/examples/tasks.jsonl");
+  CHECK(run.exit_code == 0);
+  CHECK(run.output.find("\"ok\": false") == std::string::npos);
+  CHECK(run.output.find("\"error\": \"ttl_expired\"") != std::string::npos);
+  CHECK(run.output.find("\"error\": \"channel_closed\"") != std::string::npos);
+  CHECK(run.output.find("\"expired\": 1, \"failed\": 0, \"n\": 1") !=
+        std::string::npos);
+}
+
 TEST_CASE("exec answers a malformed line with an error line and goes on") {
   testing::ScratchDir dir;
   const auto script = dir.path() / "script.jsonl";

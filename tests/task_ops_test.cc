@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/ops/script_runner.h"
+#include "engine/tasks/task.h"
 #include "engine/tasks/task_json.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/hub_fixture.h"
@@ -32,6 +33,35 @@ engine::Error refusal(TestHub& t, std::string_view op, const json& params) {
   REQUIRE_FALSE(result.has_value());
   CHECK(t.hub().store().last_sequence() == before);
   return result.error();
+}
+
+TEST_CASE("TASK-05 task states: the terminal set and AG2's six values") {
+  for (std::string_view state :
+       {"completed", "failed", "expired", "cancelled"}) {
+    CHECK(engine::is_terminal_task_state(state));
+    CHECK(engine::is_task_state(state));
+  }
+  for (std::string_view state : {"created", "running"}) {
+    CHECK_FALSE(engine::is_terminal_task_state(state));
+    CHECK(engine::is_task_state(state));
+  }
+  CHECK_FALSE(engine::is_task_state("paused"));
+  CHECK_FALSE(engine::is_task_state("Running"));
+}
+
+TEST_CASE("task ids are one path segment of at most 128 characters") {
+  CHECK(engine::is_valid_task_id("task-1"));
+  CHECK(engine::is_valid_task_id("0f1e2d3c4b5a69788796a5b4c3d2e1f0"));
+  CHECK(engine::is_valid_task_id("a.b_c-d"));
+  CHECK(engine::is_valid_task_id(std::string(128, 'a')));
+  CHECK_FALSE(engine::is_valid_task_id(std::string(129, 'a')));
+  CHECK_FALSE(engine::is_valid_task_id(""));
+  CHECK_FALSE(engine::is_valid_task_id("-task"));
+  CHECK_FALSE(engine::is_valid_task_id("_task"));
+  CHECK_FALSE(engine::is_valid_task_id(".."));
+  CHECK_FALSE(engine::is_valid_task_id("a/b"));
+  CHECK_FALSE(engine::is_valid_task_id("a b"));
+  CHECK_FALSE(engine::is_valid_task_id("t\u00e9"));
 }
 
 TEST_CASE("get_task returns AG2's TaskMetadata shape") {
