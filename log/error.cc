@@ -24,6 +24,8 @@ std::string_view to_string(ErrorCode code) {
       return "version_mismatch";
     case ErrorCode::kNoSpace:
       return "no_space";
+    case ErrorCode::kReadOnly:
+      return "read_only";
   }
   return "unknown";
 }

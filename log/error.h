@@ -18,6 +18,7 @@ enum class ErrorCode {
   kNotFound,         // no store at the path
   kVersionMismatch,  // the store's format version is not this build's
   kNoSpace,          // too little free disk space to append; nothing written
+  kReadOnly,         // the store was opened read-only; nothing written
 };
 
 struct Error {

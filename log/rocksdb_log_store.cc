@@ -5,6 +5,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+#include <stdlib.h>
 #include <sys/statvfs.h>
 
 #include <atomic>
@@ -96,10 +97,15 @@ struct Database {
 
 class RocksDbLogStore final : public LogStore {
  public:
+  // A non-empty `secondary_directory` makes the store read-only: the
+  // database is a RocksDB secondary whose own files are there; the store
+  // removes that directory when it closes.
   RocksDbLogStore(Database database, const std::filesystem::path& directory,
-                  const RocksDbOptions& options, std::uint64_t last_sequence)
+                  const RocksDbOptions& options, std::uint64_t last_sequence,
+                  std::filesystem::path secondary_directory = {})
       : database_(std::move(database)),
         directory_(directory),
+        secondary_directory_(std::move(secondary_directory)),
         min_free_bytes_(options.min_free_bytes),
         sequencer_(last_sequence),
         last_sequence_(last_sequence) {
@@ -155,9 +161,16 @@ class RocksDbLogStore final : public LogStore {
   // kNoSpace when the file system holding the store is nearly full.
   Result<void> check_free_space();
 
+  bool read_only() const { return !secondary_directory_.empty(); }
+  // Read-only stores: replays what the primary wrote since the last call
+  // and moves last_sequence_ to the newest record. Takes catch_up_mutex_.
+  void catch_up() const;
+
   Database database_;
   rocksdb::WriteOptions write_options_;
   const std::filesystem::path directory_;
+  const std::filesystem::path secondary_directory_;  // empty: read-write
+  mutable std::mutex catch_up_mutex_;
   const std::uint64_t min_free_bytes_;
   // The last free-space sample and when it was taken (steady clock, ns).
   std::atomic<std::uint64_t> free_bytes_ = 0;
@@ -181,11 +194,19 @@ class RocksDbLogStore final : public LogStore {
         if (!sequence) return std::unexpected(sequence.error());
         return sequence->has_value();
       }};
-  std::atomic<std::uint64_t> last_sequence_;  // highest acked
+  // Highest acked; of a read-only store, the newest record caught up to.
+  mutable std::atomic<std::uint64_t> last_sequence_;
 };
 
 Result<std::vector<Position>> RocksDbLogStore::append(
     std::span<AppendEntry> batch, const SequencedCallback& on_sequenced) {
+  if (read_only()) {
+    if (closed_) return closed_error();
+    return std::unexpected(
+        Error{ErrorCode::kReadOnly, "the store at " + directory_.string() +
+                                        " is open read-only; nothing was "
+                                        "written"});
+  }
   if (auto checked = Sequencer::check_entries(batch); !checked) {
     return std::unexpected(checked.error());
   }
@@ -544,6 +565,20 @@ Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
 
 std::uint64_t RocksDbLogStore::wait_for_append(
     std::uint64_t after, std::chrono::milliseconds timeout) const {
+  if (read_only()) {
+    // Nothing signals a secondary: poll the primary's files.
+    constexpr std::chrono::milliseconds kPoll{50};
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      catch_up();
+      if (closed_ || last_sequence_ > after) return last_sequence_;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return last_sequence_;
+      std::unique_lock lock(mutex_);
+      appended_.wait_for(
+          lock, std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
+    }
+  }
   std::unique_lock lock(mutex_);
   appended_.wait_for(lock, timeout,
                      [&] { return closed_ || last_sequence_ > after; });
@@ -556,7 +591,15 @@ Result<void> RocksDbLogStore::close() {
   closed_ = true;
   appended_.notify_all();
   appended_.wait(lock, [&] { return !leader_active_ && queue_.empty(); });
-  rocksdb::Status status = database_.close();
+  rocksdb::Status status;
+  {
+    std::lock_guard catching_up(catch_up_mutex_);
+    status = database_.close();
+  }
+  if (read_only()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(secondary_directory_, ignored);
+  }
   if (!status.ok()) return io_error("closing the log store", status);
   return {};
 }
@@ -641,7 +684,10 @@ Result<Opened> open_recovering(const std::filesystem::path& directory,
   return opened;
 }
 
-Result<void> check_format_version(Database& database, bool empty_log) {
+// A store that is new (`empty_log`) gets the version written, unless
+// `read_only`.
+Result<void> check_format_version(Database& database, bool empty_log,
+                                  bool read_only = false) {
   std::string version;
   rocksdb::Status status =
       database.db->Get(rocksdb::ReadOptions(), database[kMeta],
@@ -659,6 +705,7 @@ Result<void> check_format_version(Database& database, bool empty_log) {
     return std::unexpected(Error{
         ErrorCode::kCorruption, "the store has records but no format version"});
   }
+  if (read_only) return {};
   rocksdb::WriteOptions sync;
   sync.sync = true;
   status =
@@ -670,7 +717,7 @@ Result<void> check_format_version(Database& database, bool empty_log) {
 
 // The newest record's key and stamp must agree; a full check is
 // `parley audit`'s job.
-Result<std::uint64_t> find_last_sequence(Database& database) {
+Result<std::uint64_t> find_last_sequence(const Database& database) {
   std::unique_ptr<rocksdb::Iterator> it(
       database.db->NewIterator(rocksdb::ReadOptions(), database[kLog]));
   it->SeekToLast();
@@ -690,7 +737,79 @@ Result<std::uint64_t> find_last_sequence(Database& database) {
   return *sequence;
 }
 
+void RocksDbLogStore::catch_up() const {
+  std::lock_guard lock(catch_up_mutex_);
+  if (closed_ || !database_.db) return;
+  // A failed catch-up leaves the view where it was; the next one retries.
+  if (!database_.db->TryCatchUpWithPrimary().ok()) return;
+  auto last = find_last_sequence(database_);
+  if (last && *last > last_sequence_) last_sequence_ = *last;
+}
+
+// A fresh directory for a secondary instance's own files.
+Result<std::filesystem::path> make_secondary_directory() {
+  std::error_code error;
+  std::filesystem::path base = std::filesystem::temp_directory_path(error);
+  if (error) base = "/tmp";
+  std::string pattern = (base / "parley-secondary-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return std::unexpected(Error{ErrorCode::kIoError,
+                                 "cannot create a directory under " +
+                                     base.string() + " for a read-only view"});
+  }
+  return std::filesystem::path(pattern);
+}
+
 }  // namespace
+
+Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
+    const std::filesystem::path& directory) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(directory / "CURRENT", ignored)) {
+    return std::unexpected(Error{ErrorCode::kNotFound,
+                                 "no Parley store at " + directory.string()});
+  }
+  rocksdb::Options options;
+  options.max_open_files = -1;  // required of a secondary
+  std::vector<std::string> names;
+  rocksdb::Status listed =
+      rocksdb::DB::ListColumnFamilies(options, directory.string(), &names);
+  if (!listed.ok()) return io_error("opening " + directory.string(), listed);
+  if (std::find(names.begin(), names.end(), layout::kMetaFamily) ==
+      names.end()) {
+    return std::unexpected(Error{ErrorCode::kCorruption,
+                                 directory.string() +
+                                     " is a RocksDB database but not a Parley "
+                                     "store (no 'meta' column family)"});
+  }
+  auto secondary = make_secondary_directory();
+  if (!secondary) return std::unexpected(secondary.error());
+  Database database;
+  auto discard = [&](Error error) {
+    (void)database.close();
+    std::filesystem::remove_all(*secondary, ignored);
+    return std::unexpected(std::move(error));
+  };
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status status = rocksdb::DB::OpenAsSecondary(
+      options, directory.string(), secondary->string(), families(),
+      &database.families, &db);
+  database.db.reset(db);
+  if (!status.ok()) {
+    return discard(
+        io_error("opening " + directory.string() + " read-only", status)
+            .error());
+  }
+  auto last = find_last_sequence(database);
+  if (!last) return discard(last.error());
+  if (auto version = check_format_version(database, *last == 0, true);
+      !version) {
+    return discard(version.error());
+  }
+  return std::make_unique<RocksDbLogStore>(std::move(database), directory,
+                                           RocksDbOptions{}, *last,
+                                           std::move(*secondary));
+}
 
 Result<OpenedLogStore> open_rocksdb_log_store(
     const std::filesystem::path& directory, const RocksDbOptions& options) {

@@ -58,4 +58,15 @@ struct OpenedLogStore {
 Result<OpenedLogStore> open_rocksdb_log_store(
     const std::filesystem::path& directory, const RocksDbOptions& options = {});
 
+// Opens the store in `directory` read-only, as a RocksDB secondary
+// instance, so it works while a live hub holds the store's lock. Sees the
+// store as it was when opened; wait_for_append() catches up with what the
+// primary appended since (polling every 50 ms), so a Tail on it follows a
+// live hub. append() fails with kReadOnly. The secondary's own files live
+// in a fresh directory under the system temp dir, removed on close. Fails
+// with kNotFound (no Parley store at `directory`; nothing is created),
+// kCorruption (not a Parley store), kVersionMismatch or kIoError.
+Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
+    const std::filesystem::path& directory);
+
 }  // namespace parley::log

@@ -11,7 +11,8 @@
 #include "engine/ops/records_json.h"
 #include "log/memory_log_store.h"
 #include "parley/schemas/log_generated.h"
-#include "replay/folded_state.h"
+#include "replay/folded_store.h"
+#include "replay/state_hash.h"
 #include "schemas/record.h"
 
 namespace parley::replay {
@@ -217,31 +218,31 @@ class Auditor {
   }
 
   void fold_and_compare() {
-    const engine::AdapterRegistry& adapters = builtin_adapter_registry();
-    engine::HubState first(adapters);
-    if (auto folded = fold_store(store_, first); !folded) {
-      problem({}, 0, 0, "the fold stopped: " + folded.error().message);
+    auto first = FoldedStore::fold(store_);
+    if (!first) {
+      problem({}, 0, 0, "the fold stopped: " + first.error().message);
       return;
     }
-    for (const engine::ChannelEntry* channel : first.channels.in_order()) {
+    for (const engine::ChannelEntry* channel :
+         (*first)->state().channels.in_order()) {
       channel_types[channel->metadata.channel_id] =
           channel->metadata.manifest.type;
     }
-    engine::HubState second(adapters);
-    if (auto folded = fold_store(store_, second); !folded) {
-      problem({}, 0, 0, "the second fold stopped: " + folded.error().message);
+    auto second = FoldedStore::fold(store_);
+    if (!second) {
+      problem({}, 0, 0, "the second fold stopped: " + second.error().message);
       return;
     }
-    const std::uint64_t hash = folded_state_hash(first);
+    const std::uint64_t hash = store_state_hash((*first)->state());
+    const std::uint64_t again = store_state_hash((*second)->state());
     report_.state_hash = hash;
-    if (folded_state_hash(second) != hash) {
+    if (again != hash) {
       problem({}, 0, 0,
               "folding twice gave different states (state hash " +
-                  hash_hex(hash) + ", then " +
-                  hash_hex(folded_state_hash(second)) + ")");
+                  hash_hex(hash) + ", then " + hash_hex(again) + ")");
       return;
     }
-    compare_with_engine(first);
+    compare_with_engine((*first)->state());
   }
 
   // Opens a Hub on a copy of the log and compares what it reports with

@@ -8,7 +8,7 @@
 #include "engine/ops/records_json.h"
 #include "log/rocksdb_log_store.h"
 #include "replay/audit_trail.h"
-#include "replay/folded_state.h"
+#include "replay/state_hash.h"
 #include "replay/store_audit.h"
 #include "tools/exit_codes.h"
 
@@ -41,17 +41,14 @@ int print_trail(const log::LogStore& store,
 }
 
 int run(const AuditCommandOptions& options) {
-  auto opened =
-      log::open_rocksdb_log_store(options.data, {.create_if_missing = false});
+  // Read-only (a RocksDB secondary): works beside a live hub, writes
+  // nothing.
+  auto opened = log::open_rocksdb_log_store_read_only(options.data);
   if (!opened) {
     std::cerr << "parley: " << opened.error().message << '\n';
     return exit_code_for(opened.error().code);
   }
-  if (opened->recovery.torn_tail) {
-    std::cerr << "parley: recovered from a torn WAL tail: "
-              << opened->recovery.detail << '\n';
-  }
-  const log::LogStore& store = *opened->store;
+  const log::LogStore& store = **opened;
   if (options.trail) return print_trail(store, options);
   auto report = replay::audit_store(store, {.channels = options.channels});
   if (!report) {

@@ -14,6 +14,7 @@ int exit_code_for(log::ErrorCode code) {
       return kExitNoInput;
     case log::ErrorCode::kBusy:
     case log::ErrorCode::kClosed:
+    case log::ErrorCode::kReadOnly:
       return kExitUnavailable;
     case log::ErrorCode::kFailed:
     case log::ErrorCode::kIoError:

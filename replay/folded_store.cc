@@ -1,0 +1,47 @@
+#include "replay/folded_store.h"
+
+#include "engine/adapters/builtin_adapters.h"
+#include "engine/log_prefetcher.h"
+
+namespace parley::replay {
+
+std::unique_ptr<engine::AdapterRegistry> builtin_adapter_registry() {
+  auto adapters = std::make_unique<engine::AdapterRegistry>();
+  for (auto& adapter : engine::builtin_adapters()) {
+    adapters->add(std::move(adapter));
+  }
+  return adapters;
+}
+
+std::unexpected<engine::Error> storage_error(const log::Error& error) {
+  return engine::fail(
+      engine::ErrorKind::kStorage,
+      std::string(log::to_string(error.code)) + ": " + error.message);
+}
+
+FoldedStore::FoldedStore()
+    : adapters_(builtin_adapter_registry()),
+      state_(std::make_unique<engine::HubState>(*adapters_)) {}
+
+engine::Result<std::unique_ptr<FoldedStore>> FoldedStore::fold(
+    const log::LogStore& store, std::uint64_t up_to,
+    const std::function<void(std::uint64_t)>& on_record) {
+  std::unique_ptr<FoldedStore> folded(new FoldedStore());
+  engine::LogPrefetcher log(store);
+  while (auto batch = log.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      const std::uint64_t sequence = batch->log_sequence(i);
+      if (sequence > up_to) return folded;
+      if (auto applied = folded->state_->apply(sequence, batch->record(i));
+          !applied) {
+        return std::unexpected(applied.error());
+      }
+      folded->last_log_sequence_ = sequence;
+      if (on_record) on_record(sequence);
+    }
+  }
+  if (auto read = log.result(); !read) return storage_error(read.error());
+  return folded;
+}
+
+}  // namespace parley::replay

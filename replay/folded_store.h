@@ -1,0 +1,53 @@
+// A whole store folded into engine::HubState without a live hub: the same
+// HubState::apply the hub runs on hydrate and live, over every record in
+// log-sequence order. Read-only: nothing is written, and channels a hub
+// would expire on start (orphaned pending) stay as the log left them.
+//
+// Thread safety: none; build on one thread, then read from any.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "engine/adapters/adapter_registry.h"
+#include "engine/error.h"
+#include "engine/hub_state.h"
+#include "log/log_store.h"
+
+namespace parley::replay {
+
+class FoldedStore {
+ public:
+  // Folds every record of `store` with log_sequence <= `up_to` through the
+  // built-in adapters. `on_record` (optional) is told each log sequence
+  // folded, for progress. Fails with kStorage when the log is unreadable
+  // or a record does not decode.
+  static engine::Result<std::unique_ptr<FoldedStore>> fold(
+      const log::LogStore& store, std::uint64_t up_to = log::kLastSequence,
+      const std::function<void(std::uint64_t)>& on_record = {});
+
+  FoldedStore(const FoldedStore&) = delete;
+  FoldedStore& operator=(const FoldedStore&) = delete;
+
+  const engine::HubState& state() const { return *state_; }
+  const engine::AdapterRegistry& adapters() const { return *adapters_; }
+  // The last log sequence folded (0 for an empty log).
+  std::uint64_t last_log_sequence() const { return last_log_sequence_; }
+
+ private:
+  FoldedStore();
+
+  // adapters_ outlives state_, which refers to it.
+  std::unique_ptr<engine::AdapterRegistry> adapters_;
+  std::unique_ptr<engine::HubState> state_;
+  std::uint64_t last_log_sequence_ = 0;
+};
+
+// The built-in adapters (consulting, conversation, discussion, workflow),
+// as every hub registers them.
+std::unique_ptr<engine::AdapterRegistry> builtin_adapter_registry();
+
+// kStorage with the log error's code and message, as the hub reports it.
+std::unexpected<engine::Error> storage_error(const log::Error& error);
+
+}  // namespace parley::replay

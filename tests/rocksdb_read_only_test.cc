@@ -1,0 +1,166 @@
+// The RocksDB backend opened read-only (a RocksDB secondary), beside a live
+// writer that holds the store's lock.
+#include <doctest/doctest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "log/rocksdb_log_store.h"
+#include "log/tail.h"
+#include "tests/test_support.h"
+
+namespace parley {
+namespace {
+
+namespace fs = std::filesystem;
+using log::ErrorCode;
+using log::kLastSequence;
+using testing::text_entry;
+using testing::text_of;
+
+void append_texts(log::LogStore& store, int first, int last) {
+  for (int i = first; i <= last; ++i) {
+    std::vector<log::AppendEntry> batch{text_entry("c1", std::to_string(i))};
+    auto appended = store.append(batch);
+    REQUIRE_MESSAGE(appended.has_value(), appended.error().message);
+  }
+}
+
+std::vector<std::string> all_texts(const log::LogStore& store) {
+  std::vector<std::string> seen;
+  auto read = store.read(1, kLastSequence, [&](auto, std::string_view record) {
+    seen.push_back(text_of(record));
+    return true;
+  });
+  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  return seen;
+}
+
+std::size_t secondary_directories() {
+  std::size_t count = 0;
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path())) {
+    if (entry.path().filename().string().starts_with("parley-secondary-")) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+TEST_CASE("a read-only store reads what a live writer holding the lock wrote") {
+  testing::ScratchDir dir;
+  auto writer = log::open_rocksdb_log_store(dir.path());
+  REQUIRE(writer.has_value());
+  append_texts(*writer->store, 1, 3);
+  auto reader = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE_MESSAGE(reader.has_value(), reader.error().message);
+  CHECK((*reader)->last_sequence() == 3);
+  CHECK(all_texts(**reader) == std::vector<std::string>{"1", "2", "3"});
+  std::vector<std::uint64_t> channel;
+  REQUIRE((*reader)
+              ->read_channel("c1", 2, kLastSequence,
+                             [&](std::uint64_t sequence, auto, auto) {
+                               channel.push_back(sequence);
+                               return true;
+                             })
+              .has_value());
+  CHECK(channel == std::vector<std::uint64_t>{2, 3});
+}
+
+TEST_CASE("a read-only store catches up with appends when it waits for them") {
+  testing::ScratchDir dir;
+  auto writer = log::open_rocksdb_log_store(dir.path());
+  REQUIRE(writer.has_value());
+  append_texts(*writer->store, 1, 2);
+  auto reader = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE(reader.has_value());
+  append_texts(*writer->store, 3, 5);
+  CHECK((*reader)->wait_for_append(2, std::chrono::seconds(10)) == 5);
+  CHECK(all_texts(**reader) ==
+        std::vector<std::string>{"1", "2", "3", "4", "5"});
+}
+
+TEST_CASE("a tail on a read-only store follows a writer appending meanwhile") {
+  testing::ScratchDir dir;
+  auto writer = log::open_rocksdb_log_store(dir.path());
+  REQUIRE(writer.has_value());
+  append_texts(*writer->store, 1, 1);
+  auto reader = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE(reader.has_value());
+  std::mutex mutex;
+  std::condition_variable seen_all;
+  std::vector<std::string> seen;
+  log::Tail tail(
+      **reader, 1,
+      [&](std::uint64_t, std::string_view record) {
+        std::lock_guard lock(mutex);
+        seen.push_back(text_of(record));
+        seen_all.notify_all();
+        return true;
+      },
+      [](const log::Error& error) { FAIL(error.message); });
+  tail.start();
+  std::thread appender([&] { append_texts(*writer->store, 2, 20); });
+  appender.join();
+  std::unique_lock lock(mutex);
+  CHECK(seen_all.wait_for(lock, std::chrono::seconds(10),
+                          [&] { return seen.size() == 20; }));
+  lock.unlock();
+  tail.stop();
+  CHECK(seen.front() == "1");
+  CHECK(seen.back() == "20");
+}
+
+TEST_CASE("a read-only store refuses appends and writes nothing") {
+  testing::ScratchDir dir;
+  {
+    auto writer = log::open_rocksdb_log_store(dir.path());
+    REQUIRE(writer.has_value());
+    append_texts(*writer->store, 1, 2);
+  }
+  auto reader = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE(reader.has_value());
+  std::vector<log::AppendEntry> batch{text_entry("c1", "x")};
+  auto refused = (*reader)->append(batch);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kReadOnly);
+  CHECK(refused.error().message.find("read-only") != std::string::npos);
+  REQUIRE((*reader)->close().has_value());
+  auto writer = log::open_rocksdb_log_store(dir.path());
+  REQUIRE(writer.has_value());
+  CHECK(writer->store->last_sequence() == 2);
+}
+
+TEST_CASE(
+    "opening a missing store read-only fails not-found, creates nothing") {
+  testing::ScratchDir dir;
+  const std::size_t before = secondary_directories();
+  auto missing = log::open_rocksdb_log_store_read_only(dir.path() / "none");
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == ErrorCode::kNotFound);
+  CHECK(missing.error().message.find("no Parley store") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path() / "none"));
+  auto empty_dir = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE_FALSE(empty_dir.has_value());
+  CHECK(empty_dir.error().code == ErrorCode::kNotFound);
+  CHECK(secondary_directories() == before);
+}
+
+TEST_CASE("closing a read-only store removes its secondary directory") {
+  testing::ScratchDir dir;
+  {
+    auto writer = log::open_rocksdb_log_store(dir.path());
+    REQUIRE(writer.has_value());
+    append_texts(*writer->store, 1, 1);
+  }
+  const std::size_t before = secondary_directories();
+  auto reader = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE(reader.has_value());
+  CHECK(secondary_directories() == before + 1);
+  REQUIRE((*reader)->close().has_value());
+  CHECK(secondary_directories() == before);
+  CHECK_FALSE((*reader)->read(1, 1, [](auto, auto) { return true; }));
+}
+
+}  // namespace
+}  // namespace parley
