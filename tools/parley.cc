@@ -1,6 +1,7 @@
 // The parley command line: one binary, subcommands.
 #include <CLI/CLI.hpp>
 
+#include "tools/ag2_commands.h"
 #include "tools/audit_command.h"
 #include "tools/exec_command.h"
 #include "tools/exit_codes.h"
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   parley::tools::add_log_info_command(*log, exit_code);
   parley::tools::add_exec_command(app, exit_code);
   parley::tools::add_audit_command(app, exit_code);
+  parley::tools::add_ag2_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
