@@ -7,6 +7,7 @@
 
 #include "engine/log_records.h"
 #include "engine/ops/records_json.h"
+#include "replay/ag2_tasks.h"
 #include "replay/audit_trail.h"
 #include "replay/folded_store.h"
 
@@ -146,6 +147,9 @@ Ag2Result<Ag2ExportReport> export_ag2(const log::LogStore& store,
     }
     ++report.channels;
   }
+  auto tasks = export_ag2_tasks(store, out_dir);
+  if (!tasks) return std::unexpected(tasks.error());
+  report.tasks = *tasks;
   if (report.audit_records > 0) {
     if (auto written =
             write_file(out_dir / "audit" / "audit.jsonl", audit_lines);

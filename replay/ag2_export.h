@@ -3,8 +3,9 @@
 //
 // Agents are the registered ones (unregistered agents' files are gone, as
 // in AG2); channels carry their folded metadata and every envelope of their
-// log; audit.jsonl carries the audit records in log order. A closed or
-// expired channel's `closed_at` is the `at` of its channel_closed /
+// log; audit.jsonl carries the audit records in log order; tasks/ the last
+// TaskUpdated and TaskCheckpointed record of each task (replay/ag2_tasks.h). A
+// closed or expired channel's `closed_at` is the `at` of its channel_closed /
 // channel_expired audit record when there is one (AG2 stamps the transition
 // a moment before it writes the closed envelope), else the folded value.
 // Reads only; writes nothing into the store.
@@ -23,6 +24,7 @@ struct Ag2ExportReport {
   std::size_t channels = 0;
   std::size_t envelopes = 0;
   std::size_t audit_records = 0;
+  std::size_t tasks = 0;
 };
 
 // `out_dir` must be absent or an empty directory (else kUsage); it is

@@ -10,6 +10,7 @@
 #include "engine/flex_json.h"
 #include "engine/log_records.h"
 #include "engine/ops/records_json.h"
+#include "replay/ag2_tasks.h"
 #include "replay/folded_store.h"
 
 namespace parley::replay {
@@ -132,11 +133,17 @@ class Importer {
     }
     if (auto audit = read_audit(); !audit)
       return std::unexpected(audit.error());
-    if (fs::exists(root_ / "tasks")) {
-      report_.warnings.push_back((root_ / "tasks").string() +
-                                 ": tasks are not imported (Parley's log "
-                                 "does not fold tasks yet)");
+    auto tasks = read_ag2_tasks(root_);
+    if (!tasks) return std::unexpected(tasks.error());
+    Stream task_stream;
+    for (TaskRecord& task : *tasks) {
+      task_stream.push_back({.at = std::move(task.at),
+                             .rank = 4,
+                             .entry = {std::move(task.record)}});
     }
+    std::ranges::stable_sort(task_stream, {}, &Item::at);
+    report_.task_records = task_stream.size();
+    streams_.push_back(std::move(task_stream));
     std::vector<log::AppendEntry> entries = merge(streams_);
     for (auto& cursor : cursors_) entries.push_back(std::move(cursor));
     return entries;

@@ -2,7 +2,8 @@
 // a fresh Parley store, as ordinary log records: agents registered
 // (credentials dropped: Parley never stores them), channels created (the
 // metadata at creation: pending, every invitee in pending_acks), envelopes
-// with AG2's original ids and timestamps, audit records, inbox cursors.
+// with AG2's original ids and timestamps, audit records, inbox cursors,
+// tasks (replay/ag2_tasks.h).
 // Records are ordered by time, each channel's WAL and the audit log keeping
 // their file order. The lifecycle is then folded from the envelopes: the
 // creator's invite / opened envelopes and, when metadata.json says the
@@ -32,6 +33,7 @@ struct Ag2ImportReport {
   std::size_t envelopes = 0;
   std::size_t audit_records = 0;
   std::size_t cursors = 0;
+  std::size_t task_records = 0;  // TaskUpdated and TaskCheckpointed
   // Torn lines skipped, things not carried, and channels whose folded
   // lifecycle differs from their metadata.json; "FILE:LINE: what" or
   // "channel ID: what".

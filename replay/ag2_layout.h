@@ -11,11 +11,11 @@
 //   channels/{channel_id}/metadata.json    AG2 declaration order, no newline
 //   channels/{channel_id}/wal.jsonl        one envelope per line, keys sorted
 //   audit/audit.jsonl                      one audit record per line, sorted
+//   tasks/{task_id}/metadata.json          AG2 TaskMetadata, declaration order
+//   tasks/{task_id}/checkpoint.json        the owner's last checkpoint
 //
 // JSON is written as Python's json.dumps with default arguments (", " and
 // ": ", non-ASCII as \uXXXX), so a layout AG2 wrote comes back byte for byte.
-// Tasks (tasks/{task_id}/...) are not carried: Parley's log does not fold
-// tasks yet.
 #pragma once
 
 #include <expected>

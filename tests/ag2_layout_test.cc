@@ -274,6 +274,49 @@ TEST_CASE(
   CHECK(run.output.find("wal.jsonl:2: ") != std::string::npos);
 }
 
+TEST_CASE("tasks and checkpoints go into the log and come back out") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  const std::string task =
+      R"({"task_id": "5f0c", "owner_id": "18ea415ef6bf60ef829f7f6b08b41809", )"
+      R"("spec": {"title": "sum", "description": "", "payload": {"a": 1}, )"
+      R"("capability": "math"}, "state": "completed", "created_at": )"
+      R"("2026-11-22T03:47:57.594000+00:00", "started_at": )"
+      R"("2026-11-22T03:47:57.594000+00:00", "completed_at": )"
+      R"("2026-11-22T03:47:57.595000+00:00", "expires_at": null, )"
+      R"("last_progress_at": null, "progress": {}, "result": 4, "error": "", )"
+      R"("channel_id": "18ea415ef7333cceb9069e25763785be"})";
+  const std::string checkpoint = R"({"step": 2, "total": 4})";
+  fs::create_directories(ag2 / "tasks" / "5f0c");
+  std::ofstream(ag2 / "tasks" / "5f0c" / "metadata.json") << task;
+  std::ofstream(ag2 / "tasks" / "5f0c" / "checkpoint.json") << checkpoint;
+  auto store = open_store(dir.path() / "store");
+  replay::Ag2ImportReport report = import_into(ag2, *store);
+  CHECK(report.task_records == 2);
+  auto exported = replay::export_ag2(*store, dir.path() / "out");
+  REQUIRE(exported.has_value());
+  CHECK(exported->tasks == 1);
+  CHECK(read_file(dir.path() / "out" / "tasks" / "5f0c" / "metadata.json") ==
+        task);
+  CHECK(read_file(dir.path() / "out" / "tasks" / "5f0c" / "checkpoint.json") ==
+        checkpoint);
+}
+
+TEST_CASE("a task file that is not a TaskMetadata is a data error") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  fs::create_directories(ag2 / "tasks" / "t1");
+  std::ofstream(ag2 / "tasks" / "t1" / "metadata.json")
+      << R"({"task_id": "t1", "owner_id": "x", "spec": {"title": "a"}, )"
+         R"("state": "sleeping"})";
+  auto store = open_store(dir.path() / "store");
+  auto imported = replay::import_ag2(ag2, *store);
+  REQUIRE_FALSE(imported.has_value());
+  CHECK(imported.error().kind == replay::Ag2ErrorKind::kData);
+  CHECK(imported.error().message.find("t1/metadata.json") != std::string::npos);
+  CHECK(store->last_sequence() == 0);
+}
+
 TEST_CASE("import refuses a store that already holds records") {
   testing::ScratchDir dir;
   auto store = open_store(dir.path());
