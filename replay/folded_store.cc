@@ -25,7 +25,7 @@ FoldedStore::FoldedStore()
 
 engine::Result<std::unique_ptr<FoldedStore>> FoldedStore::fold(
     const log::LogStore& store, std::uint64_t up_to,
-    const std::function<void(std::uint64_t)>& on_record) {
+    const RecordObserver& on_record) {
   std::unique_ptr<FoldedStore> folded(new FoldedStore());
   engine::LogPrefetcher log(store);
   while (auto batch = log.next()) {
@@ -37,7 +37,7 @@ engine::Result<std::unique_ptr<FoldedStore>> FoldedStore::fold(
         return std::unexpected(applied.error());
       }
       folded->last_log_sequence_ = sequence;
-      if (on_record) on_record(sequence);
+      if (on_record) on_record(sequence, batch->record(i));
     }
   }
   if (auto read = log.result(); !read) return storage_error(read.error());

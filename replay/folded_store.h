@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "engine/adapters/adapter_registry.h"
 #include "engine/error.h"
@@ -18,13 +20,16 @@ namespace parley::replay {
 
 class FoldedStore {
  public:
+  using RecordObserver =
+      std::function<void(std::uint64_t log_sequence, std::string_view record)>;
+
   // Folds every record of `store` with log_sequence <= `up_to` through the
-  // built-in adapters. `on_record` (optional) is told each log sequence
-  // folded, for progress. Fails with kStorage when the log is unreadable
+  // built-in adapters. `on_record` (optional) sees each record after it is
+  // folded (progress, counting). Fails with kStorage when the log is unreadable
   // or a record does not decode.
   static engine::Result<std::unique_ptr<FoldedStore>> fold(
       const log::LogStore& store, std::uint64_t up_to = log::kLastSequence,
-      const std::function<void(std::uint64_t)>& on_record = {});
+      const RecordObserver& on_record = {});
 
   FoldedStore(const FoldedStore&) = delete;
   FoldedStore& operator=(const FoldedStore&) = delete;

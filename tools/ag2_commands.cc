@@ -80,7 +80,9 @@ void add_ag2_commands(CLI::App& app, int& exit_code) {
       "audit/), which AG2's Python hub opens. OUT_DIR must be absent or\n"
       "empty. The store is opened read-only.\n"
       "Example: parley export-ag2 --data ./parley-data ./ag2-store");
-  exporter->add_option("--data", export_options->data, "the store's directory")
+  exporter
+      ->add_option("--data,--store", export_options->data,
+                   "the store's directory")
       ->required();
   exporter->add_option("OUT_DIR", export_options->dir, "where to write")
       ->required();
@@ -96,7 +98,9 @@ void add_ag2_commands(CLI::App& app, int& exit_code) {
       "reported and skipped; any other malformed file is a data error (65)\n"
       "and nothing is written.\n"
       "Example: parley import-ag2 --data ./parley-data ./ag2-store");
-  importer->add_option("--data", import_options->data, "the store's directory")
+  importer
+      ->add_option("--data,--store", import_options->data,
+                   "the store's directory")
       ->required();
   importer->add_option("AG2_DIR", import_options->dir, "AG2's store root")
       ->required()

@@ -84,7 +84,7 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       "wrong, 0 when clean. --trail prints the audit records instead.\n"
       "Example: parley audit --data ./parley-data\n"
       "Example: parley audit --data ./parley-data --trail");
-  audit->add_option("--data", options->data, "the store's directory")
+  audit->add_option("--data,--store", options->data, "the store's directory")
       ->required();
   audit->add_option("channels", options->channels,
                     "only these channels (ids); default: the whole store");

@@ -1,20 +1,32 @@
 // The parley command line: one binary, subcommands.
 #include <CLI/CLI.hpp>
+#include <csignal>
 
 #include "tools/ag2_commands.h"
 #include "tools/audit_command.h"
 #include "tools/exec_command.h"
 #include "tools/exit_codes.h"
+#include "tools/inspect_commands.h"
 #include "tools/log_info_command.h"
 
 int main(int argc, char** argv) {
+  // A closed stdout (`parley log dump | head`) ends a command through its
+  // stream's failbit, so it still closes its store and cleans up.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app("parley: a durable, event-sourced hub for AG2 agent networks");
   app.require_subcommand(1);
   int exit_code = parley::tools::kExitOk;
   auto* log = app.add_subcommand("log", "Inspect a store's log");
   log->require_subcommand(1);
   parley::tools::add_log_info_command(*log, exit_code);
+  parley::tools::add_log_show_command(*log, exit_code);
+  parley::tools::add_log_dump_command(*log, exit_code);
   parley::tools::add_exec_command(app, exit_code);
+  parley::tools::add_channels_command(app, exit_code);
+  parley::tools::add_agents_command(app, exit_code);
+  parley::tools::add_replay_command(app, exit_code);
+  parley::tools::add_view_command(app, exit_code);
+  parley::tools::add_stats_command(app, exit_code);
   parley::tools::add_audit_command(app, exit_code);
   parley::tools::add_ag2_commands(app, exit_code);
   try {
