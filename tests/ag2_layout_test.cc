@@ -329,6 +329,29 @@ TEST_CASE("import refuses a store that already holds records") {
   CHECK(store->last_sequence() == last);
 }
 
+TEST_CASE(
+    "AUDIT-06 audit JSON lines round trip: imported, read back in order with "
+    "sorted keys, exported unchanged") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = dir.path() / "ag2";
+  fs::create_directories(ag2 / "agents");
+  fs::create_directories(ag2 / "audit");
+  const std::string lines =
+      "{\"at\": \"2026-01-01T00:00:00\", \"kind\": \"test\", \"n\": 1}\n"
+      "{\"at\": \"2026-01-01T00:00:01\", \"kind\": \"test\", \"n\": 2}\n";
+  std::ofstream(ag2 / "audit" / "audit.jsonl") << lines;
+  const std::string store = (dir.path() / "store").string();
+  Run imported = parley("import-ag2 --data " + store + " " + ag2.string());
+  REQUIRE(imported.exit_code == 0);
+  Run trail = parley("audit --trail --data " + store);
+  CHECK(trail.exit_code == 0);
+  CHECK(trail.output == lines);
+  REQUIRE(
+      parley("export-ag2 --data " + store + " " + (dir.path() / "out").string())
+          .exit_code == 0);
+  CHECK(read_file(dir.path() / "out" / "audit" / "audit.jsonl") == lines);
+}
+
 TEST_CASE("parley export-ag2 and import-ag2 on the command line") {
   testing::ScratchDir dir;
   const std::string store = (dir.path() / "store").string();

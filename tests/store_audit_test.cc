@@ -227,6 +227,16 @@ TEST_CASE("parley audit on a healthy store exits 0 with a summary") {
   CHECK(parley("audit").exit_code == 64);
 }
 
+TEST_CASE("parley audit reads a store a live writer holds") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  auto held = log::open_rocksdb_log_store(dir.path());
+  REQUIRE(held.has_value());
+  Run run = parley("audit --data " + dir.path().string());
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("problems 0") != std::string::npos);
+}
+
 TEST_CASE("parley audit --trail prints the audit records in order") {
   testing::ScratchDir dir;
   play_tour(dir.path());
