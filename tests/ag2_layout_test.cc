@@ -272,6 +272,11 @@ TEST_CASE(
                    " " + ag2.string());
   CHECK(run.exit_code == 65);
   CHECK(run.output.find("wal.jsonl:2: ") != std::string::npos);
+  // A store the failed command created itself is removed again.
+  Run fresh = parley("import-ag2 --data " + (dir.path() / "fresh").string() +
+                     " " + ag2.string());
+  CHECK(fresh.exit_code == 65);
+  CHECK_FALSE(fs::exists(dir.path() / "fresh"));
 }
 
 TEST_CASE("tasks and checkpoints go into the log and come back out") {

@@ -58,6 +58,13 @@ int run_import(const Ag2CommandOptions& options) {
   auto report = replay::import_ag2(options.dir, *opened->store);
   if (!report) {
     std::cerr << "parley: " << report.error().message << '\n';
+    if (opened->recovery.created) {
+      // Leave no trace: the store this command created holds nothing.
+      (void)opened->store->close();
+      opened->store.reset();
+      std::error_code ignored;
+      std::filesystem::remove_all(options.data, ignored);
+    }
     return ag2_exit_code(report.error().kind);
   }
   for (const std::string& warning : report->warnings) {
