@@ -10,6 +10,8 @@
 
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "engine/ops/script_runner.h"
 #include "log/rocksdb_layout.h"
@@ -146,7 +148,7 @@ TEST_CASE("a byte flipped inside a record is named by its log sequence") {
   CHECK_MESSAGE(problems.find("log sequence 5: record fails the FlatBuffers "
                               "Verifier") != std::string::npos,
                 problems);
-  Run run = parley("audit --data " + dir.path().string());
+  Run run = parley("audit -o text --data " + dir.path().string());
   CHECK(run.exit_code == 65);
   CHECK(run.out.find("log sequence 5: record fails the FlatBuffers Verifier") !=
         std::string::npos);
@@ -177,7 +179,7 @@ TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
   CHECK_MESSAGE(problems.find("channel index entry for channel sequence 2 "
                               "missing") != std::string::npos,
                 problems);
-  Run run = parley("audit --data " + dir.path().string());
+  Run run = parley("audit -o text --data " + dir.path().string());
   CHECK(run.exit_code == 65);
   CHECK(run.out.find("channel " + channel) != std::string::npos);
   CHECK(run.out.find("missing from the channel index") != std::string::npos);
@@ -218,7 +220,7 @@ TEST_CASE("audit CHANNEL reports only that channel's problems") {
 TEST_CASE("parley audit on a healthy store exits 0 with a summary") {
   testing::ScratchDir dir;
   play_tour(dir.path());
-  Run run = parley("audit --data " + dir.path().string());
+  Run run = parley("audit -o text --data " + dir.path().string());
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("channels 4, problems 0, state hash ") !=
         std::string::npos);
@@ -227,12 +229,39 @@ TEST_CASE("parley audit on a healthy store exits 0 with a summary") {
   CHECK(parley("audit").exit_code == 64);
 }
 
+TEST_CASE(
+    "parley audit -o jsonl prints one object per problem, then the summary") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  {
+    RawStore raw(dir.path());
+    const std::string channel = raw.first_index_entry().second;
+    REQUIRE(raw.db()
+                .Delete(rocksdb::WriteOptions(), raw.channel_index(),
+                        layout::channel_key(channel, 3))
+                .ok());
+  }
+  Run run = parley("audit -o jsonl --data " + dir.path().string());
+  CHECK(run.exit_code == 65);
+  std::vector<nlohmann::json> lines;
+  std::istringstream out(run.out);
+  for (std::string line; std::getline(out, line);) {
+    lines.push_back(nlohmann::json::parse(line));
+  }
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines.front()["sequence"] == 3);
+  CHECK(lines.front()["channel_id"].is_string());
+  CHECK(lines.front()["problem"].is_string());
+  CHECK(lines.back()["problems"] == lines.size() - 1);
+  CHECK(lines.back()["state_hash"].get<std::string>().size() == 16);
+}
+
 TEST_CASE("parley audit reads a store a live writer holds") {
   testing::ScratchDir dir;
   play_tour(dir.path());
   auto held = log::open_rocksdb_log_store(dir.path());
   REQUIRE(held.has_value());
-  Run run = parley("audit --data " + dir.path().string());
+  Run run = parley("audit -o text --data " + dir.path().string());
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("problems 0") != std::string::npos);
 }

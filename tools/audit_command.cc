@@ -10,6 +10,7 @@
 #include "replay/audit_trail.h"
 #include "replay/state_hash.h"
 #include "replay/store_audit.h"
+#include "tools/cli_output.h"
 #include "tools/exit_codes.h"
 
 namespace parley::tools {
@@ -19,6 +20,7 @@ struct AuditCommandOptions {
   std::filesystem::path data;
   std::vector<std::string> channels;
   bool trail = false;
+  std::string output;  // -o: text, jsonl or json
 };
 
 int print_trail(const log::LogStore& store,
@@ -56,12 +58,35 @@ int run(const AuditCommandOptions& options) {
     return report.error().kind == engine::ErrorKind::kNotFound ? kExitNoInput
                                                                : kExitDataError;
   }
-  for (const replay::AuditProblem& problem : report->problems) {
-    std::cout << replay::describe(problem) << '\n';
+  const OutputFormat format = resolve_format(options.output);
+  if (format == OutputFormat::kText) {
+    for (const replay::AuditProblem& problem : report->problems) {
+      std::cout << replay::describe(problem) << '\n';
+    }
+    std::cout << "records " << report->records << ", channels "
+              << report->channels << ", problems " << report->problems.size()
+              << ", state hash " << replay::hash_hex(report->state_hash)
+              << '\n';
+  } else {
+    JsonWriter writer(std::cout, format);
+    for (const replay::AuditProblem& problem : report->problems) {
+      writer.write(
+          {{"problem", problem.what},
+           {"channel_id", problem.channel.empty()
+                              ? nlohmann::json()
+                              : nlohmann::json(problem.channel)},
+           {"channel_type", problem.channel_type.empty()
+                                ? nlohmann::json()
+                                : nlohmann::json(problem.channel_type)},
+           {"sequence", problem.channel_sequence},
+           {"log_sequence", problem.log_sequence}});
+    }
+    writer.write({{"records", report->records},
+                  {"channels", report->channels},
+                  {"problems", report->problems.size()},
+                  {"state_hash", replay::hash_hex(report->state_hash)}});
+    writer.finish();
   }
-  std::cout << "records " << report->records << ", channels "
-            << report->channels << ", problems " << report->problems.size()
-            << ", state hash " << replay::hash_hex(report->state_hash) << '\n';
   if (!report->clean()) {
     std::cerr << "parley: audit found " << report->problems.size()
               << " problem(s) in " << options.data.string() << '\n';
@@ -81,13 +106,16 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       "a full scan, folding twice gives one state hash, and the engine\n"
       "reports the folded state. Prints one line per problem (channel,\n"
       "sequence, what is wrong) and a summary; exits 65 when anything is\n"
-      "wrong, 0 when clean. --trail prints the audit records instead.\n"
-      "Example: parley audit --data ./parley-data\n"
+      "wrong, 0 when clean. -o jsonl: one JSON object per problem, then the\n"
+      "summary (default: text on a terminal, JSON lines otherwise).\n"
+      "--trail prints the audit records instead.\n"
+      "Example: parley audit --data ./parley-data -o text\n"
       "Example: parley audit --data ./parley-data --trail");
   audit->add_option("--data,--store", options->data, "the store's directory")
       ->required();
   audit->add_option("channels", options->channels,
                     "only these channels (ids); default: the whole store");
+  add_output_option(*audit, options->output);
   audit->add_flag("--trail", options->trail,
                   "print the audit records (JSON lines, AG2's audit.jsonl "
                   "format) in log order");
