@@ -21,7 +21,10 @@ namespace {
 // What the raw scan of the log found under one key.
 struct StoredRecord {
   bool verified = false;
-  std::string channel;  // an envelope's channel_id
+  bool envelope = false;
+  std::string channel;          // an envelope's channel_id
+  std::string sender;           // an envelope's sender_id
+  std::string idempotency_key;  // an envelope's idempotency_key
   std::uint64_t channel_sequence = 0;
   bool indexed = false;  // a channel-index entry points at it correctly
 };
@@ -85,7 +88,12 @@ class Auditor {
       stored.channel_sequence = sequences->channel_sequence;
       const schema::Record* root = schema::GetRecord(bytes.data());
       if (const auto* envelope = root->body_as_Envelope()) {
+        stored.envelope = true;
         stored.channel = envelope->channel_id()->str();
+        stored.sender = envelope->sender_id()->str();
+        if (envelope->idempotency_key()) {
+          stored.idempotency_key = envelope->idempotency_key()->str();
+        }
         channels_seen.insert(stored.channel);
       } else if (const auto* created = root->body_as_ChannelCreated()) {
         channels_seen.insert(created->channel_id()->str());
@@ -204,6 +212,18 @@ class Auditor {
                     "idempotency key '" + std::string(key) +
                         "' points at log sequence " +
                         std::to_string(log_sequence) + ", which is missing");
+          } else if (!found->second.verified) {
+            // already reported
+          } else if (const StoredRecord& stored = found->second;
+                     !stored.envelope || stored.idempotency_key.empty() ||
+                     !key.ends_with(stored.idempotency_key) ||
+                     key.find(stored.channel) == std::string_view::npos ||
+                     key.find(stored.sender) == std::string_view::npos) {
+            problem(channel, channel_sequence, log_sequence,
+                    "idempotency key '" + std::string(key) +
+                        "' points at a record that is not an envelope "
+                        "posted with that key by that sender in that "
+                        "channel");
           } else if (auto [other, fresh] =
                          key_of.emplace(log_sequence, std::string(key));
                      !fresh) {

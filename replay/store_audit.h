@@ -9,8 +9,10 @@
 //   * the channel index matches a full scan of the log: every entry points
 //     at a record of that channel stamped with that channel sequence, and
 //     every record stamped with a channel sequence has its entry;
-//   * every idempotency-index entry points at a stored record, at most one
-//     key per record;
+//   * every idempotency-index entry points at a stored envelope posted with
+//     that key: the index key (engine's "post:" key) names the envelope's
+//     channel and sender and ends with its idempotency_key; at most one key
+//     per record;
 //   * folding the log twice (engine::HubState::apply, the hub's own fold)
 //     gives the same state hash;
 //   * the folded state equals what the engine reports: a Hub opened on a

@@ -104,6 +104,7 @@ class RawStore {
   rocksdb::DB& db() { return *db_; }
   rocksdb::ColumnFamilyHandle* log() { return handles_[1]; }
   rocksdb::ColumnFamilyHandle* channel_index() { return handles_[2]; }
+  rocksdb::ColumnFamilyHandle* idempotency() { return handles_[3]; }
 
   // The first channel-index key, and its channel id.
   std::pair<std::string, std::string> first_index_entry() {
@@ -183,6 +184,34 @@ TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
   CHECK(run.exit_code == 65);
   CHECK(run.out.find("channel " + channel) != std::string::npos);
   CHECK(run.out.find("missing from the channel index") != std::string::npos);
+}
+
+TEST_CASE(
+    "an idempotency-index entry must point at an envelope with that key") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  {
+    RawStore raw(dir.path());
+    rocksdb::ColumnFamilyHandle* idempotency = raw.idempotency();
+    // Log sequence 1 registers alice: not an envelope.
+    REQUIRE(raw.db()
+                .Put(rocksdb::WriteOptions(), idempotency, "post:stray",
+                     layout::encode_be64(1))
+                .ok());
+    REQUIRE(raw.db()
+                .Put(rocksdb::WriteOptions(), idempotency, "post:gone",
+                     layout::encode_be64(100000))
+                .ok());
+  }
+  const std::string problems = all_problems(audit(dir.path()));
+  CHECK_MESSAGE(problems.find("log sequence 1: idempotency key 'post:stray' "
+                              "points at a record that is not an envelope") !=
+                    std::string::npos,
+                problems);
+  CHECK_MESSAGE(
+      problems.find("idempotency key 'post:gone' points at log "
+                    "sequence 100000, which is missing") != std::string::npos,
+      problems);
 }
 
 TEST_CASE("audit CHANNEL reports only that channel's problems") {
