@@ -97,6 +97,7 @@ class Auditor {
         channels_seen.insert(stored.channel);
       } else if (const auto* created = root->body_as_ChannelCreated()) {
         channels_seen.insert(created->channel_id()->str());
+        created_at_[created->channel_id()->str()] = key;
       }
       if (sequences->log_sequence != key) {
         problem(stored.channel, stored.channel_sequence, key,
@@ -262,7 +263,54 @@ class Auditor {
                   hash_hex(hash) + ", then " + hash_hex(again) + ")");
       return;
     }
+    refold_channels((*first)->state());
     compare_with_engine((*first)->state());
+  }
+
+  // Folds each channel alone — its ChannelCreated record, then its
+  // envelopes read through the channel index — and compares the channel's
+  // state hash with the full fold's.
+  void refold_channels(const engine::HubState& folded) {
+    for (const engine::ChannelEntry* full : folded.channels.in_order()) {
+      const std::string& id = full->metadata.channel_id;
+      auto created = created_at_.find(id);
+      if (created == created_at_.end()) continue;
+      auto adapters = builtin_adapter_registry();
+      engine::HubState alone(*adapters);
+      std::optional<std::string> failed;
+      auto apply = [&](std::uint64_t log_sequence, std::string_view record) {
+        if (auto applied = alone.apply(log_sequence, record); !applied) {
+          failed = applied.error().message;
+          return false;
+        }
+        return true;
+      };
+      auto read = store_.read(created->second, created->second, apply);
+      if (read && !failed) {
+        read =
+            store_.read_channel(id, 1, log::kLastSequence,
+                                [&](std::uint64_t, std::uint64_t log_sequence,
+                                    std::string_view record) {
+                                  return apply(log_sequence, record);
+                                });
+      }
+      if (!read || failed) {
+        problem(id, 0, 0,
+                "folding the channel alone through its index failed: " +
+                    (failed ? *failed : read.error().message));
+        continue;
+      }
+      const engine::ChannelEntry* channel = alone.channels.find(id);
+      if (!channel ||
+          channel_state_hash(*channel) != channel_state_hash(*full)) {
+        problem(id, 0, 0,
+                "folding the channel alone through its index gives state "
+                "hash " +
+                    (channel ? hash_hex(channel_state_hash(*channel))
+                             : std::string("(none)")) +
+                    ", the whole log " + hash_hex(channel_state_hash(*full)));
+      }
+    }
   }
 
   // Opens a Hub on a copy of the log and compares what it reports with
@@ -398,6 +446,8 @@ class Auditor {
   const log::LogStore& store_;
   AuditReport& report_;
   std::map<std::uint64_t, StoredRecord> records_;
+  // channel -> the log sequence of its ChannelCreated record
+  std::map<std::string, std::uint64_t> created_at_;
   // channel -> (channel sequence, log sequence) stamped on its records
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>>
       stamped_;
