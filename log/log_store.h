@@ -58,6 +58,14 @@ using RecordVisitor =
 using ChannelVisitor =
     std::function<bool(std::uint64_t channel_sequence,
                        std::uint64_t log_sequence, std::string_view record)>;
+// One channel-index entry as stored: (channel, channel sequence) -> log
+// sequence.
+using ChannelIndexVisitor =
+    std::function<bool(std::string_view channel, std::uint64_t channel_sequence,
+                       std::uint64_t log_sequence)>;
+// One idempotency-index entry as stored: key -> log sequence.
+using IdempotencyIndexVisitor =
+    std::function<bool(std::string_view key, std::uint64_t log_sequence)>;
 
 class LogStore {
  public:
@@ -97,6 +105,18 @@ class LogStore {
   virtual Result<void> read_channel(std::string_view channel,
                                     std::uint64_t from, std::uint64_t to,
                                     const ChannelVisitor& visit) const = 0;
+
+  // Raw scans for `parley audit`, which compares the indexes with a full
+  // scan of the log. Each visits every entry the store holds, in key order,
+  // as stored: no Verifier, no density check, no check that an index entry
+  // points at a record. A key or value that cannot be decoded at all (not
+  // 8 bytes where 8 are due) stops the scan with kCorruption naming it.
+  // Taken while appends may run: entries appended meanwhile may be missed.
+  virtual Result<void> scan_log(const RecordVisitor& visit) const = 0;
+  virtual Result<void> scan_channel_index(
+      const ChannelIndexVisitor& visit) const = 0;
+  virtual Result<void> scan_idempotency_index(
+      const IdempotencyIndexVisitor& visit) const = 0;
 
   // The log sequence of the record indexed under `key`, if any.
   virtual Result<std::optional<std::uint64_t>> find_idempotency_key(

@@ -1,5 +1,6 @@
 #include "log/memory_log_store.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -82,6 +83,54 @@ class MemoryLogStore final : public LogStore {
       if (!visit(channel_sequence, sequence, record)) return {};
       lock.lock();
       if (closed_) return closed_error();
+    }
+    return {};
+  }
+
+  Result<void> scan_log(const RecordVisitor& visit) const override {
+    std::unique_lock lock(mutex_);
+    if (closed_) return closed_error();
+    for (std::uint64_t sequence = 1; sequence <= records_.size(); ++sequence) {
+      std::string record = records_[sequence - 1];
+      lock.unlock();
+      if (!visit(sequence, record)) return {};
+      lock.lock();
+      if (closed_) return closed_error();
+    }
+    return {};
+  }
+
+  // Channels in the RocksDB backend's key order (id length, then bytes).
+  Result<void> scan_channel_index(
+      const ChannelIndexVisitor& visit) const override {
+    std::vector<std::pair<std::string, std::vector<std::uint64_t>>> index;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return closed_error();
+      index.assign(channels_.begin(), channels_.end());
+    }
+    std::ranges::sort(index, [](const auto& a, const auto& b) {
+      return std::pair(a.first.size(), std::string_view(a.first)) <
+             std::pair(b.first.size(), std::string_view(b.first));
+    });
+    for (const auto& [channel, sequences] : index) {
+      for (std::size_t i = 0; i < sequences.size(); ++i) {
+        if (!visit(channel, i + 1, sequences[i])) return {};
+      }
+    }
+    return {};
+  }
+
+  Result<void> scan_idempotency_index(
+      const IdempotencyIndexVisitor& visit) const override {
+    std::map<std::string, std::uint64_t> keys;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return closed_error();
+      keys.insert(keys_.begin(), keys_.end());
+    }
+    for (const auto& [key, sequence] : keys) {
+      if (!visit(key, sequence)) return {};
     }
     return {};
   }

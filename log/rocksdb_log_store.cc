@@ -123,6 +123,11 @@ class RocksDbLogStore final : public LogStore {
   Result<void> read_channel(std::string_view channel, std::uint64_t from,
                             std::uint64_t to,
                             const ChannelVisitor& visit) const override;
+  Result<void> scan_log(const RecordVisitor& visit) const override;
+  Result<void> scan_channel_index(
+      const ChannelIndexVisitor& visit) const override;
+  Result<void> scan_idempotency_index(
+      const IdempotencyIndexVisitor& visit) const override;
   Result<std::optional<std::uint64_t>> find_idempotency_key(
       std::string_view key) const override;
   std::uint64_t last_sequence() const override { return last_sequence_; }
@@ -431,6 +436,80 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
   }
   if (!it->status().ok()) {
     return io_error("reading the channel index", it->status());
+  }
+  return {};
+}
+
+Result<void> RocksDbLogStore::scan_log(const RecordVisitor& visit) const {
+  if (closed_) return closed_error();
+  rocksdb::ReadOptions options;
+  options.fill_cache = false;
+  options.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_.db->NewIterator(options, database_[kLog]));
+  std::vector<std::uint64_t> scratch;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto sequence = layout::decode_be64(view(it->key()));
+    if (!sequence) {
+      return std::unexpected(
+          Error{ErrorCode::kCorruption, "log: a key of " +
+                                            std::to_string(it->key().size()) +
+                                            " bytes is not a log sequence"});
+    }
+    if (!visit(*sequence, schema::aligned_record(view(it->value()), scratch))) {
+      return {};
+    }
+  }
+  if (!it->status().ok()) return io_error("scanning the log", it->status());
+  return {};
+}
+
+Result<void> RocksDbLogStore::scan_channel_index(
+    const ChannelIndexVisitor& visit) const {
+  if (closed_) return closed_error();
+  std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
+      rocksdb::ReadOptions(), database_[kChannelIndex]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key = view(it->key());
+    const std::size_t length =
+        key.empty() ? 0 : static_cast<std::uint8_t>(key.front());
+    auto channel_sequence = key.size() == 1 + length + 8
+                                ? layout::decode_be64(key.substr(1 + length))
+                                : std::nullopt;
+    auto sequence = layout::decode_be64(view(it->value()));
+    if (!channel_sequence || !sequence) {
+      return std::unexpected(
+          Error{ErrorCode::kCorruption,
+                "channel index: malformed entry (key of " +
+                    std::to_string(key.size()) + " bytes, value of " +
+                    std::to_string(it->value().size()) + " bytes)"});
+    }
+    if (!visit(key.substr(1, length), *channel_sequence, *sequence)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("scanning the channel index", it->status());
+  }
+  return {};
+}
+
+Result<void> RocksDbLogStore::scan_idempotency_index(
+    const IdempotencyIndexVisitor& visit) const {
+  if (closed_) return closed_error();
+  std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
+      rocksdb::ReadOptions(), database_[kIdempotency]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto sequence = layout::decode_be64(view(it->value()));
+    if (!sequence) {
+      return std::unexpected(
+          Error{ErrorCode::kCorruption,
+                "idempotency index: key '" + it->key().ToString() +
+                    "' holds a malformed log sequence of " +
+                    std::to_string(it->value().size()) + " bytes"});
+    }
+    if (!visit(view(it->key()), *sequence)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("scanning the idempotency index", it->status());
   }
   return {};
 }

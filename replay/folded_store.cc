@@ -1,5 +1,7 @@
 #include "replay/folded_store.h"
 
+#include <optional>
+
 #include "engine/adapters/builtin_adapters.h"
 #include "engine/log_prefetcher.h"
 
@@ -42,6 +44,23 @@ engine::Result<std::unique_ptr<FoldedStore>> FoldedStore::fold(
   }
   if (auto read = log.result(); !read) return storage_error(read.error());
   return folded;
+}
+
+engine::Result<void> FoldedStore::advance(const log::LogStore& store) {
+  std::optional<engine::Error> failure;
+  auto read = store.read(last_log_sequence_ + 1, log::kLastSequence,
+                         [&](std::uint64_t sequence, std::string_view record) {
+                           if (auto applied = state_->apply(sequence, record);
+                               !applied) {
+                             failure = applied.error();
+                             return false;
+                           }
+                           last_log_sequence_ = sequence;
+                           return true;
+                         });
+  if (failure) return std::unexpected(*failure);
+  if (!read) return storage_error(read.error());
+  return {};
 }
 
 }  // namespace parley::replay

@@ -31,6 +31,11 @@ class FoldedStore {
       const log::LogStore& store, std::uint64_t up_to = log::kLastSequence,
       const RecordObserver& on_record = {});
 
+  // Folds the records appended to `store` since the last fold (those
+  // after last_log_sequence()), so a follower stays current. Fails as
+  // fold() does; the state then holds what was folded before the failure.
+  engine::Result<void> advance(const log::LogStore& store);
+
   FoldedStore(const FoldedStore&) = delete;
   FoldedStore& operator=(const FoldedStore&) = delete;
 

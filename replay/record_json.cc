@@ -1,5 +1,7 @@
 #include "replay/record_json.h"
 
+#include <nlohmann/json.hpp>
+
 #include "engine/flex_json.h"
 #include "engine/log_records.h"
 #include "engine/ops/records_json.h"

@@ -14,11 +14,12 @@
 //   CursorAdvanced    "agent_id", "channel_id", "envelope_id"
 //   ExpectationFired  "channel_id", "expectation_index", "violator_id", "at"
 //   AuditRecorded     "audit_kind", "record" (the AG2 audit object)
-// Absent optional fields are null. Callers include nlohmann/json.hpp.
+// Absent optional fields are null. Callers include nlohmann/json.hpp to
+// use the result.
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string_view>
 
 namespace parley::replay {

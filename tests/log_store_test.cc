@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "log/memory_log_store.h"
@@ -209,6 +210,59 @@ TEST_CASE_TEMPLATE("the channel index numbers each channel densely", Backend,
                        return true;
                      });
   CHECK(log_sequences == std::vector<std::uint64_t>{1, 4, 6});
+}
+
+TEST_CASE_TEMPLATE("scan_log visits every stored record with its key", Backend,
+                   BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("c1", "a"), text_entry("", "b"),
+                                  text_entry("c2", "c")}));
+  std::vector<std::pair<std::uint64_t, std::string>> seen;
+  auto scanned = backend.store->scan_log(
+      [&](std::uint64_t sequence, std::string_view record) {
+        seen.emplace_back(sequence, text_of(record));
+        return true;
+      });
+  REQUIRE_MESSAGE(scanned.has_value(), scanned.error().message);
+  CHECK(seen == std::vector<std::pair<std::uint64_t, std::string>>{
+                    {1, "a"}, {2, "b"}, {3, "c"}});
+}
+
+TEST_CASE_TEMPLATE(
+    "scan_channel_index lists every entry by id length, id, sequence", Backend,
+    BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("c2", "x"), text_entry("c1", "y"),
+                                  text_entry("", "z"), text_entry("c10", "w"),
+                                  text_entry("c1", "v")}));
+  std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>> seen;
+  auto scanned = backend.store->scan_channel_index(
+      [&](std::string_view channel, std::uint64_t channel_sequence,
+          std::uint64_t log_sequence) {
+        seen.emplace_back(std::string(channel), channel_sequence, log_sequence);
+        return true;
+      });
+  REQUIRE_MESSAGE(scanned.has_value(), scanned.error().message);
+  CHECK(seen ==
+        std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>>{
+            {"c1", 1, 2}, {"c1", 2, 5}, {"c2", 1, 1}, {"c10", 1, 4}});
+}
+
+TEST_CASE_TEMPLATE("scan_idempotency_index lists every key in byte order",
+                   Backend, BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store,
+                 {text_entry("c1", "a", "key-b"), text_entry("c1", "b"),
+                  text_entry("c2", "c", "key-a")}));
+  std::vector<std::pair<std::string, std::uint64_t>> seen;
+  auto scanned = backend.store->scan_idempotency_index(
+      [&](std::string_view key, std::uint64_t sequence) {
+        seen.emplace_back(std::string(key), sequence);
+        return true;
+      });
+  REQUIRE_MESSAGE(scanned.has_value(), scanned.error().message);
+  CHECK(seen == std::vector<std::pair<std::string, std::uint64_t>>{
+                    {"key-a", 3}, {"key-b", 1}});
 }
 
 TEST_CASE_TEMPLATE("a channel id over 255 bytes is refused", Backend,

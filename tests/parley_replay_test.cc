@@ -390,7 +390,7 @@ TEST_CASE("replay prints lifecycle, adapter state and a stable state hash") {
                  "state hash    " + state["state_hash"].get<std::string>()));
 }
 
-TEST_CASE("replay --at re-folds up to a sequence; --step shows each state") {
+TEST_CASE("replay --at re-folds up to a sequence, --step shows each state") {
   Store store = Store::tour();
   const std::string flow = store.channel("workflow");
   auto pending = json_lines(store.run("replay", flow + " -o jsonl --at 4").out);
@@ -694,7 +694,7 @@ TEST_CASE(
           .out == first.out);
 }
 
-TEST_CASE("view of an unknown agent exits 66; of a non-participant 65") {
+TEST_CASE("view of an unknown agent exits 66, of a non-participant 65") {
   Store store = Store::tour();
   const std::string ask = store.channel("consulting");
   Run unknown = store.run("view", ask + " --as zed");

@@ -139,6 +139,22 @@ TEST_CASE("a folded store up to a log sequence stops there") {
   CHECK((*first)->state().channels.in_order().empty());
 }
 
+TEST_CASE("advance folds what was appended after the first fold") {
+  Conversation c;
+  auto folded = FoldedStore::fold(c.hub.hub().store());
+  REQUIRE(folded.has_value());
+  const std::string carol = c.hub.add_agent("carol");
+  REQUIRE(c.hub.say(c.channel, c.bob, "later").has_value());
+  CHECK((*folded)->state().registry.find(carol) == nullptr);
+  REQUIRE((*folded)->advance(c.hub.hub().store()).has_value());
+  CHECK((*folded)->state().registry.find(carol) != nullptr);
+  CHECK((*folded)->last_log_sequence() == c.hub.hub().store().last_sequence());
+  auto again = FoldedStore::fold(c.hub.hub().store());
+  REQUIRE(again.has_value());
+  CHECK(replay::store_state_hash((*folded)->state()) ==
+        replay::store_state_hash((*again)->state()));
+}
+
 TEST_CASE("a read-only fold beside the live hub equals the hub's own fold") {
   Conversation c;
   const std::uint64_t live = c.store_hash();

@@ -1,8 +1,10 @@
 // The RocksDB backend opened read-only (a RocksDB secondary), beside a live
 // writer that holds the store's lock.
 #include <doctest/doctest.h>
+#include <rocksdb/db.h>
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -143,6 +145,24 @@ TEST_CASE(
   auto empty_dir = log::open_rocksdb_log_store_read_only(dir.path());
   REQUIRE_FALSE(empty_dir.has_value());
   CHECK(empty_dir.error().code == ErrorCode::kNotFound);
+  CHECK(secondary_directories() == before);
+}
+
+TEST_CASE("a RocksDB database that is not a Parley store is refused") {
+  testing::ScratchDir dir;
+  {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* db = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, dir.path().string(), &db).ok());
+    std::unique_ptr<rocksdb::DB> owned(db);
+  }
+  const std::size_t before = secondary_directories();
+  auto refused = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kCorruption);
+  CHECK(refused.error().message.find("not a Parley store") !=
+        std::string::npos);
   CHECK(secondary_directories() == before);
 }
 

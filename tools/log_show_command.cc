@@ -89,6 +89,10 @@ int run(const LogShowOptions& options) {
     std::uint64_t seen = (*store)->last_sequence();
     while (!interrupted && std::cout && next <= to) {
       seen = (*store)->wait_for_append(seen, std::chrono::milliseconds(200));
+      // Agents registered meanwhile get their names.
+      if (auto advanced = (*folded)->advance(**store); !advanced) {
+        return report(advanced.error());
+      }
       if (auto printed = print_from(); !printed) {
         return report(printed.error());
       }

@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 
+#include "tools/ag2_commands.h"
+#include "tools/audit_command.h"
 #include "tools/exec_command.h"
 #include "tools/exit_codes.h"
 #include "tools/inspect_commands.h"
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
   parley::tools::add_replay_command(app, exit_code);
   parley::tools::add_view_command(app, exit_code);
   parley::tools::add_stats_command(app, exit_code);
+  parley::tools::add_audit_command(app, exit_code);
+  parley::tools::add_ag2_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

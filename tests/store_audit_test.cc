@@ -1,0 +1,317 @@
+// `parley audit`: replay/store_audit.h on healthy and deliberately damaged
+// stores, and the command line. Damage is real: records and index entries
+// are rewritten or deleted in RocksDB directly.
+#include "replay/store_audit.h"
+
+#include <doctest/doctest.h>
+#include <rocksdb/db.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/ops/script_runner.h"
+#include "log/rocksdb_layout.h"
+#include "log/rocksdb_log_store.h"
+#include "tests/test_support.h"
+
+namespace parley {
+namespace {
+
+namespace fs = std::filesystem;
+namespace layout = log::rocksdb_layout;
+
+struct Run {
+  int exit_code;
+  std::string out;  // stdout only
+};
+
+Run parley(const std::string& arguments) {
+  std::string command =
+      std::string(PARLEY_BINARY) + " " + arguments + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  Run run{};
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) {
+    run.out.append(buffer, n);
+  }
+  int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// Plays tools/examples/tour.jsonl (four channel types, a restart) into the
+// store `open` returns.
+void play_tour(engine::StoreOpener open) {
+  auto runner = engine::ScriptRunner::start(std::move(open));
+  REQUIRE_MESSAGE(runner.has_value(), runner.error().message);
+  std::ifstream script(PARLEY_SOURCE_DIR "/tools/examples/tour.jsonl");
+  REQUIRE(script);
+  std::string line;
+  while (std::getline(script, line)) (void)(*runner)->run_line(line);
+}
+
+void play_tour(const fs::path& dir) {
+  play_tour([dir]() -> engine::Result<std::shared_ptr<log::LogStore>> {
+    auto opened = log::open_rocksdb_log_store(dir);
+    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    return std::shared_ptr<log::LogStore>(std::move(opened->store));
+  });
+}
+
+replay::AuditReport audit(const fs::path& dir,
+                          std::vector<std::string> channels = {}) {
+  auto opened = log::open_rocksdb_log_store(dir, {.create_if_missing = false});
+  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  auto report = replay::audit_store(*opened->store, {.channels = channels});
+  REQUIRE_MESSAGE(report.has_value(), report.error().message);
+  return *report;
+}
+
+std::string all_problems(const replay::AuditReport& report) {
+  std::string text;
+  for (const auto& problem : report.problems) {
+    text += replay::describe(problem) + "\n";
+  }
+  return text;
+}
+
+// The store's RocksDB opened directly, with Parley's column families.
+class RawStore {
+ public:
+  explicit RawStore(const fs::path& dir) {
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    for (std::string_view name :
+         {std::string_view(rocksdb::kDefaultColumnFamilyName),
+          layout::kLogFamily, layout::kChannelIndexFamily,
+          layout::kIdempotencyFamily, layout::kMetaFamily}) {
+      families.emplace_back(std::string(name), rocksdb::ColumnFamilyOptions());
+    }
+    rocksdb::DB* db = nullptr;
+    rocksdb::Status status = rocksdb::DB::Open(rocksdb::Options(), dir.string(),
+                                               families, &handles_, &db);
+    REQUIRE_MESSAGE(status.ok(), status.ToString());
+    db_.reset(db);
+  }
+  ~RawStore() {
+    for (auto* handle : handles_) db_->DestroyColumnFamilyHandle(handle);
+    (void)db_->Close();
+  }
+  rocksdb::DB& db() { return *db_; }
+  rocksdb::ColumnFamilyHandle* log() { return handles_[1]; }
+  rocksdb::ColumnFamilyHandle* channel_index() { return handles_[2]; }
+  rocksdb::ColumnFamilyHandle* idempotency() { return handles_[3]; }
+
+  // The first channel-index key, and its channel id.
+  std::pair<std::string, std::string> first_index_entry() {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), channel_index()));
+    it->SeekToFirst();
+    REQUIRE(it->Valid());
+    std::string key = it->key().ToString();
+    return {key, key.substr(1, static_cast<std::uint8_t>(key[0]))};
+  }
+
+ private:
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::unique_ptr<rocksdb::DB> db_;
+};
+
+TEST_CASE("a healthy store audits clean, with one state hash") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  replay::AuditReport report = audit(dir.path());
+  CHECK_MESSAGE(report.clean(), all_problems(report));
+  CHECK(report.records > 40);
+  CHECK(report.channels == 4);
+  CHECK(report.state_hash != 0);
+  CHECK(audit(dir.path()).state_hash == report.state_hash);
+}
+
+TEST_CASE("a byte flipped inside a record is named by its log sequence") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  {
+    RawStore raw(dir.path());
+    std::string value;
+    const std::string key = layout::encode_be64(5);
+    REQUIRE(raw.db().Get(rocksdb::ReadOptions(), raw.log(), key, &value).ok());
+    value[5] ^= 0x20;  // inside the file identifier "PRLY"
+    REQUIRE(raw.db().Put(rocksdb::WriteOptions(), raw.log(), key, value).ok());
+  }
+  replay::AuditReport report = audit(dir.path());
+  const std::string problems = all_problems(report);
+  CHECK_FALSE(report.clean());
+  CHECK_MESSAGE(problems.find("log sequence 5: record fails the FlatBuffers "
+                              "Verifier") != std::string::npos,
+                problems);
+  Run run = parley("audit -o text --data " + dir.path().string());
+  CHECK(run.exit_code == 65);
+  CHECK(run.out.find("log sequence 5: record fails the FlatBuffers Verifier") !=
+        std::string::npos);
+}
+
+TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  std::string channel;
+  {
+    RawStore raw(dir.path());
+    auto [key, id] = raw.first_index_entry();
+    channel = id;
+    // Delete the channel's second entry.
+    const std::string second = layout::channel_key(channel, 2);
+    REQUIRE(raw.db()
+                .Delete(rocksdb::WriteOptions(), raw.channel_index(), second)
+                .ok());
+  }
+  replay::AuditReport report = audit(dir.path());
+  const std::string problems = all_problems(report);
+  CHECK_MESSAGE(problems.find("channel " + channel) != std::string::npos,
+                problems);
+  CHECK_MESSAGE(problems.find("sequence 2") != std::string::npos, problems);
+  CHECK_MESSAGE(
+      problems.find("missing from the channel index") != std::string::npos,
+      problems);
+  CHECK_MESSAGE(problems.find("channel index entry for channel sequence 2 "
+                              "missing") != std::string::npos,
+                problems);
+  Run run = parley("audit -o text --data " + dir.path().string());
+  CHECK(run.exit_code == 65);
+  CHECK(run.out.find("channel " + channel) != std::string::npos);
+  CHECK(run.out.find("missing from the channel index") != std::string::npos);
+}
+
+TEST_CASE(
+    "an idempotency-index entry must point at an envelope with that key") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  {
+    RawStore raw(dir.path());
+    rocksdb::ColumnFamilyHandle* idempotency = raw.idempotency();
+    // Log sequence 1 registers alice: not an envelope.
+    REQUIRE(raw.db()
+                .Put(rocksdb::WriteOptions(), idempotency, "post:stray",
+                     layout::encode_be64(1))
+                .ok());
+    REQUIRE(raw.db()
+                .Put(rocksdb::WriteOptions(), idempotency, "post:gone",
+                     layout::encode_be64(100000))
+                .ok());
+  }
+  const std::string problems = all_problems(audit(dir.path()));
+  CHECK_MESSAGE(problems.find("log sequence 1: idempotency key 'post:stray' "
+                              "points at a record that is not an envelope") !=
+                    std::string::npos,
+                problems);
+  CHECK_MESSAGE(
+      problems.find("idempotency key 'post:gone' points at log "
+                    "sequence 100000, which is missing") != std::string::npos,
+      problems);
+}
+
+TEST_CASE("audit CHANNEL reports only that channel's problems") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  std::string damaged;
+  std::string other;
+  {
+    RawStore raw(dir.path());
+    damaged = raw.first_index_entry().second;
+    REQUIRE(raw.db()
+                .Delete(rocksdb::WriteOptions(), raw.channel_index(),
+                        layout::channel_key(damaged, 1))
+                .ok());
+    std::unique_ptr<rocksdb::Iterator> it(
+        raw.db().NewIterator(rocksdb::ReadOptions(), raw.channel_index()));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string key = it->key().ToString();
+      std::string id = key.substr(1, static_cast<std::uint8_t>(key[0]));
+      if (id != damaged) other = id;
+    }
+  }
+  REQUIRE_FALSE(other.empty());
+  CHECK_FALSE(audit(dir.path(), {damaged}).clean());
+  CHECK(audit(dir.path(), {other}).clean());
+  CHECK(parley("audit --data " + dir.path().string() + " " + other).exit_code ==
+        0);
+  CHECK(
+      parley("audit --data " + dir.path().string() + " " + damaged).exit_code ==
+      65);
+  CHECK(parley("audit --data " + dir.path().string() + " nosuchchannel")
+            .exit_code == 66);
+}
+
+TEST_CASE("parley audit on a healthy store exits 0 with a summary") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  Run run = parley("audit -o text --data " + dir.path().string());
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("channels 4, problems 0, state hash ") !=
+        std::string::npos);
+  CHECK(parley("audit --data " + (dir.path() / "none").string()).exit_code ==
+        66);
+  CHECK(parley("audit").exit_code == 64);
+}
+
+TEST_CASE(
+    "parley audit -o jsonl prints one object per problem, then the summary") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  {
+    RawStore raw(dir.path());
+    const std::string channel = raw.first_index_entry().second;
+    REQUIRE(raw.db()
+                .Delete(rocksdb::WriteOptions(), raw.channel_index(),
+                        layout::channel_key(channel, 3))
+                .ok());
+  }
+  Run run = parley("audit -o jsonl --data " + dir.path().string());
+  CHECK(run.exit_code == 65);
+  std::vector<nlohmann::json> lines;
+  std::istringstream out(run.out);
+  for (std::string line; std::getline(out, line);) {
+    lines.push_back(nlohmann::json::parse(line));
+  }
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines.front()["sequence"] == 3);
+  CHECK(lines.front()["channel_id"].is_string());
+  CHECK(lines.front()["problem"].is_string());
+  CHECK(lines.back()["problems"] == lines.size() - 1);
+  CHECK(lines.back()["state_hash"].get<std::string>().size() == 16);
+}
+
+TEST_CASE("parley audit reads a store a live writer holds") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  auto held = log::open_rocksdb_log_store(dir.path());
+  REQUIRE(held.has_value());
+  Run run = parley("audit -o text --data " + dir.path().string());
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("problems 0") != std::string::npos);
+}
+
+TEST_CASE("parley audit --trail prints the audit records in order") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  Run run = parley("audit --trail --data " + dir.path().string());
+  CHECK(run.exit_code == 0);
+  const std::size_t alice = run.out.find(
+      "\"kind\": \"agent_registered\", "
+      "\"name\": \"alice\"}\n");
+  const std::size_t created = run.out.find("\"kind\": \"channel_created\"");
+  const std::size_t closed = run.out.find(
+      "\"kind\": \"channel_closed\", \"reason\": \"consulting_complete\"}");
+  CHECK(run.out.starts_with("{\"agent_id\": "));
+  CHECK(alice < run.out.find('\n') + 1);
+  CHECK(alice < created);
+  CHECK(created < closed);
+  CHECK(closed != std::string::npos);
+}
+
+}  // namespace
+}  // namespace parley
