@@ -286,7 +286,7 @@ class Hub {
   void count_audit_bytes(const Commit& batch);
   // Runs once `batch` is durable, outside every hub lock: delivers its
   // envelopes and tells the listeners its events, interleaved as
-  // Commit::event_positions says.
+  // Commit::StagedEvent::after says.
   void publish(const Commit& batch);
   void deliver(std::span<const Delivery> deliveries);
   // Tells every listener `event`, in order; a listener that throws is

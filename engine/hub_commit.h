@@ -35,22 +35,22 @@ struct Hub::Commit {
   std::vector<log::AppendEntry> entries;
   std::vector<StagedEnvelope> envelopes;
   std::vector<Delivery> deliveries;  // filled by Hub::commit
-  // What to tell the listeners once the batch is durable, in order.
-  std::vector<std::function<void(HubListener&)>> events;
-  // events[i] is told after the deliveries of the first event_positions[i]
-  // staged envelopes and before the others' (spec §4.7: dispatch, then
-  // on_envelope_posted, then the transition it causes). An event without
-  // a position is told after every delivery.
-  std::vector<std::size_t> event_positions;
+  // What to tell the listeners once the batch is durable, in order. Each
+  // event is told after the deliveries of the first `after` staged
+  // envelopes and before the others' (spec §4.7: dispatch, then
+  // on_envelope_posted, then the transition it causes).
+  struct StagedEvent {
+    std::size_t after;
+    std::function<void(HubListener&)> tell;
+  };
+  std::vector<StagedEvent> events;
 
   void add(std::string record) { entries.push_back({std::move(record)}); }
   void add_envelope(Envelope envelope, bool hub_authored, bool deliver);
   bool empty() const { return entries.empty(); }
   // Stages `event` after the envelopes staged so far.
   void notify(std::function<void(HubListener&)> event) {
-    event_positions.resize(events.size());
-    event_positions.push_back(envelopes.size());
-    events.push_back(std::move(event));
+    events.push_back({envelopes.size(), std::move(event)});
   }
 };
 

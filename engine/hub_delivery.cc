@@ -16,10 +16,8 @@ void Hub::publish(const Commit& batch) {
   std::size_t next_delivery = 0;
   auto tell_until = [&](std::size_t staged) {
     while (next_event < batch.events.size() &&
-           (next_event < batch.event_positions.size()
-                ? batch.event_positions[next_event]
-                : batch.envelopes.size()) <= staged) {
-      tell(batch.events[next_event++]);
+           batch.events[next_event].after <= staged) {
+      tell(batch.events[next_event++].tell);
     }
   };
   for (std::size_t staged = 0; staged < batch.envelopes.size(); ++staged) {

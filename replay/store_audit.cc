@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/hub.h"
+#include "engine/idempotency.h"
 #include "engine/ops/records_json.h"
 #include "log/memory_log_store.h"
 #include "parley/schemas/log_generated.h"
@@ -217,9 +218,9 @@ class Auditor {
             // already reported
           } else if (const StoredRecord& stored = found->second;
                      !stored.envelope || stored.idempotency_key.empty() ||
-                     !key.ends_with(stored.idempotency_key) ||
-                     key.find(stored.channel) == std::string_view::npos ||
-                     key.find(stored.sender) == std::string_view::npos) {
+                     key != engine::post_idempotency_key(
+                                stored.channel, stored.sender,
+                                stored.idempotency_key)) {
             problem(channel, channel_sequence, log_sequence,
                     "idempotency key '" + std::string(key) +
                         "' points at a record that is not an envelope "

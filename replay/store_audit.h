@@ -10,9 +10,9 @@
 //     at a record of that channel stamped with that channel sequence, and
 //     every record stamped with a channel sequence has its entry;
 //   * every idempotency-index entry points at a stored envelope posted with
-//     that key: the index key (engine's "post:" key) names the envelope's
-//     channel and sender and ends with its idempotency_key; at most one key
-//     per record;
+//     that key: the index key is engine::post_idempotency_key of the
+//     envelope's channel, sender and idempotency_key; at most one key per
+//     record;
 //   * folding the log twice (engine::HubState::apply, the hub's own fold)
 //     gives the same state hash, and each channel folded alone (its
 //     ChannelCreated record, then its envelopes through the channel index)

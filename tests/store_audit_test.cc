@@ -16,6 +16,7 @@
 #include "engine/ops/script_runner.h"
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
+#include "tests/hub_fixture.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -184,6 +185,31 @@ TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
   CHECK(run.exit_code == 65);
   CHECK(run.out.find("channel " + channel) != std::string::npos);
   CHECK(run.out.find("missing from the channel index") != std::string::npos);
+}
+
+TEST_CASE("a store with idempotent posts and their retries audits clean") {
+  testing::TestHub hub;
+  const std::string alice = hub.add_agent("alice");
+  const std::string bob = hub.add_agent("bob");
+  auto opened = hub.open(alice, "conversation", {bob});
+  REQUIRE(opened.has_value());
+  auto post = [&](std::string_view key) {
+    return hub.ops().call(
+        "post_envelope",
+        {{"envelope",
+          {{"channel_id", opened->channel_id},
+           {"sender_id", alice},
+           {"event_type", "ag2.msg.text"},
+           {"event_data", {{"text", "once"}}},
+           {"idempotency_key", key}}}});
+  };
+  auto first = post("k1");
+  REQUIRE(first.has_value());
+  CHECK(post("k1") == first);  // the retry writes nothing
+  REQUIRE(post("k2").has_value());
+  REQUIRE(hub.hub().close().has_value());
+  replay::AuditReport report = audit(hub.data() / "store");
+  CHECK_MESSAGE(report.clean(), all_problems(report));
 }
 
 TEST_CASE(
