@@ -3,8 +3,6 @@
 // (written by AG2's Python hub) and ag2-store-smoke.folded.json (what AG2's
 // hub folds from it).
 #include <doctest/doctest.h>
-#include <stdio.h>
-#include <sys/wait.h>
 
 #include <fstream>
 #include <limits>
@@ -30,23 +28,11 @@ using nlohmann::json;
 const fs::path kSmoke = PARLEY_GOLDEN_DIR "/ag2-store-smoke";
 const fs::path kSmokeFolded = PARLEY_GOLDEN_DIR "/ag2-store-smoke.folded.json";
 
-struct Run {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+using Run = testing::CommandRun;
 
 Run parley(const std::string& arguments) {
-  std::string command = std::string(PARLEY_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Run run{};
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) {
-    run.output.append(buffer, n);
-  }
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return testing::run_command(std::string(PARLEY_BINARY) + " " + arguments +
+                              " 2>&1");
 }
 
 std::string read_file(const fs::path& path) {
@@ -247,7 +233,7 @@ TEST_CASE("import of a layout with a torn last WAL line reports it") {
   Run run = parley("import-ag2 --data " + (dir.path() / "cli").string() + " " +
                    ag2.string());
   CHECK(run.exit_code == 0);
-  CHECK(run.output.find("wal.jsonl:7: torn last line") != std::string::npos);
+  CHECK(run.out.find("wal.jsonl:7: torn last line") != std::string::npos);
 }
 
 TEST_CASE(
@@ -271,7 +257,7 @@ TEST_CASE(
   Run run = parley("import-ag2 --data " + (dir.path() / "store").string() +
                    " " + ag2.string());
   CHECK(run.exit_code == 65);
-  CHECK(run.output.find("wal.jsonl:2: ") != std::string::npos);
+  CHECK(run.out.find("wal.jsonl:2: ") != std::string::npos);
   // A store the failed command created itself is removed again.
   Run fresh = parley("import-ag2 --data " + (dir.path() / "fresh").string() +
                      " " + ag2.string());
@@ -350,7 +336,7 @@ TEST_CASE(
   REQUIRE(imported.exit_code == 0);
   Run trail = parley("audit --trail --data " + store);
   CHECK(trail.exit_code == 0);
-  CHECK(trail.output == lines);
+  CHECK(trail.out == lines);
   REQUIRE(
       parley("export-ag2 --data " + store + " " + (dir.path() / "out").string())
           .exit_code == 0);
@@ -362,7 +348,7 @@ TEST_CASE("parley export-ag2 and import-ag2 on the command line") {
   const std::string store = (dir.path() / "store").string();
   Run imported = parley("import-ag2 --data " + store + " " + kSmoke.string());
   CHECK(imported.exit_code == 0);
-  CHECK(imported.output.find("imported 5 agents, 5 channels, 39 envelopes") !=
+  CHECK(imported.out.find("imported 5 agents, 5 channels, 39 envelopes") !=
         std::string::npos);
   Run exported = parley("export-ag2 --data " + store + " " +
                         (dir.path() / "out").string());
@@ -379,7 +365,7 @@ TEST_CASE("parley export-ag2 and import-ag2 on the command line") {
   CHECK(parley("import-ag2 --data " + (dir.path() / "s2").string() + " " +
                dir.path().string())
             .exit_code == 66);
-  CHECK(parley("import-ag2 --help").output.find("Example: parley import-ag2") !=
+  CHECK(parley("import-ag2 --help").out.find("Example: parley import-ag2") !=
         std::string::npos);
 }
 

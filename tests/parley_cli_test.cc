@@ -1,7 +1,5 @@
 // The parley binary, run as a user runs it: output and sysexits codes.
 #include <doctest/doctest.h>
-#include <stdio.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,23 +10,11 @@
 namespace parley {
 namespace {
 
-struct Run {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+using Run = testing::CommandRun;
 
 Run parley(const std::string& arguments) {
-  std::string command = std::string(PARLEY_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Run run{};
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) {
-    run.output.append(buffer, n);
-  }
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return testing::run_command(std::string(PARLEY_BINARY) + " " + arguments +
+                              " 2>&1");
 }
 
 void fill(const std::filesystem::path& dir, int records) {
@@ -45,16 +31,16 @@ TEST_CASE("log info counts the records of a store by kind") {
   fill(dir.path(), 3);
   Run run = parley("log info --data " + dir.path().string());
   CHECK(run.exit_code == 0);
-  CHECK(run.output.find("last sequence  3\n") != std::string::npos);
-  CHECK(run.output.find("records        3 Envelope\n") != std::string::npos);
-  CHECK(run.output.find("torn tail      no\n") != std::string::npos);
+  CHECK(run.out.find("last sequence  3\n") != std::string::npos);
+  CHECK(run.out.find("records        3 Envelope\n") != std::string::npos);
+  CHECK(run.out.find("torn tail      no\n") != std::string::npos);
 }
 
 TEST_CASE("log info on a missing store exits 66 and creates nothing") {
   testing::ScratchDir dir;
   Run run = parley("log info --data " + (dir.path() / "none").string());
   CHECK(run.exit_code == 66);
-  CHECK(run.output.find("no Parley store") != std::string::npos);
+  CHECK(run.out.find("no Parley store") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path() / "none"));
 }
 
@@ -64,7 +50,7 @@ TEST_CASE("log info on a store held by another process exits 69") {
   REQUIRE(held.has_value());
   Run run = parley("log info --data " + dir.path().string());
   CHECK(run.exit_code == 69);
-  CHECK(run.output.find("locked") != std::string::npos);
+  CHECK(run.out.find("locked") != std::string::npos);
 }
 
 TEST_CASE("a command line error exits 64") {
@@ -76,8 +62,7 @@ TEST_CASE("a command line error exits 64") {
 TEST_CASE("--help exits 0 and shows an example") {
   Run run = parley("log info --help");
   CHECK(run.exit_code == 0);
-  CHECK(run.output.find("Example: parley log info --data") !=
-        std::string::npos);
+  CHECK(run.out.find("Example: parley log info --data") != std::string::npos);
 }
 
 TEST_CASE(
@@ -88,21 +73,21 @@ TEST_CASE(
                    " " PARLEY_SOURCE_DIR "/tools/examples/tour.jsonl");
   CHECK(run.exit_code == 0);
   std::size_t lines = 0, refused = 0;
-  for (std::size_t at = 0;
-       (at = run.output.find('\n', at)) != std::string::npos; ++at) {
+  for (std::size_t at = 0; (at = run.out.find('\n', at)) != std::string::npos;
+       ++at) {
     ++lines;
   }
   for (std::size_t at = 0;
-       (at = run.output.find("\"ok\": false", at)) != std::string::npos; ++at) {
+       (at = run.out.find("\"ok\": false", at)) != std::string::npos; ++at) {
     ++refused;
   }
   CHECK(lines == 25);
   CHECK(refused == 1);  // carol speaking out of turn in the discussion
-  CHECK(run.output.find("\"close_reason\": \"consulting_complete\"") !=
+  CHECK(run.out.find("\"close_reason\": \"consulting_complete\"") !=
         std::string::npos);
-  CHECK(run.output.find("\"close_reason\": \"approved\"") != std::string::npos);
+  CHECK(run.out.find("\"close_reason\": \"approved\"") != std::string::npos);
   Run info = parley("log info --data " + data);
-  CHECK(info.output.find("ChannelCreated") != std::string::npos);
+  CHECK(info.out.find("ChannelCreated") != std::string::npos);
 }
 
 TEST_CASE("exec plays the task example: TTL sweep, restart, close cascade") {
@@ -110,10 +95,10 @@ TEST_CASE("exec plays the task example: TTL sweep, restart, close cascade") {
   Run run = parley("exec --data " + (dir.path() / "hub").string() +
                    " " PARLEY_SOURCE_DIR "/tools/examples/tasks.jsonl");
   CHECK(run.exit_code == 0);
-  CHECK(run.output.find("\"ok\": false") == std::string::npos);
-  CHECK(run.output.find("\"error\": \"ttl_expired\"") != std::string::npos);
-  CHECK(run.output.find("\"error\": \"channel_closed\"") != std::string::npos);
-  CHECK(run.output.find("\"expired\": 1, \"failed\": 0, \"n\": 1") !=
+  CHECK(run.out.find("\"ok\": false") == std::string::npos);
+  CHECK(run.out.find("\"error\": \"ttl_expired\"") != std::string::npos);
+  CHECK(run.out.find("\"error\": \"channel_closed\"") != std::string::npos);
+  CHECK(run.out.find("\"expired\": 1, \"failed\": 0, \"n\": 1") !=
         std::string::npos);
 }
 
@@ -132,7 +117,7 @@ TEST_CASE("exec answers a malformed line with an error line and goes on") {
   Run run = parley("exec --data " + (dir.path() / "hub").string() + " " +
                    script.string());
   CHECK(run.exit_code == 0);
-  CHECK(run.output ==
+  CHECK(run.out ==
         "{\"error_code\": \"error\", \"error_message\": \"a script line must "
         "be one JSON object\", \"ok\": false}\n"
         "{\"error_code\": \"protocol_error\", \"error_message\": \"unknown "

@@ -29,11 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Run {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using Run = testing::CommandRun;
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
@@ -43,21 +39,7 @@ std::string read_file(const fs::path& path) {
 }
 
 Run parley(const std::string& arguments) {
-  testing::ScratchDir scratch;
-  const fs::path err = scratch.path() / "stderr";
-  std::string command = std::string(PARLEY_BINARY) + " " + arguments + " 2>" +
-                        err.string() + " </dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Run run{};
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) {
-    run.out.append(buffer, n);
-  }
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.err = read_file(err);
-  return run;
+  return testing::run_command(std::string(PARLEY_BINARY) + " " + arguments);
 }
 
 std::vector<json> json_lines(const std::string& text) {

@@ -5,8 +5,6 @@
 
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>
-#include <stdio.h>
-#include <sys/wait.h>
 
 #include <fstream>
 #include <memory>
@@ -25,24 +23,10 @@ namespace {
 namespace fs = std::filesystem;
 namespace layout = log::rocksdb_layout;
 
-struct Run {
-  int exit_code;
-  std::string out;  // stdout only
-};
+using Run = testing::CommandRun;
 
 Run parley(const std::string& arguments) {
-  std::string command =
-      std::string(PARLEY_BINARY) + " " + arguments + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  Run run{};
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) {
-    run.out.append(buffer, n);
-  }
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  return testing::run_command(std::string(PARLEY_BINARY) + " " + arguments);
 }
 
 // Plays tools/examples/tour.jsonl (four channel types, a restart) into the
@@ -194,14 +178,13 @@ TEST_CASE("a store with idempotent posts and their retries audits clean") {
   auto opened = hub.open(alice, "conversation", {bob});
   REQUIRE(opened.has_value());
   auto post = [&](std::string_view key) {
-    return hub.ops().call(
-        "post_envelope",
-        {{"envelope",
-          {{"channel_id", opened->channel_id},
-           {"sender_id", alice},
-           {"event_type", "ag2.msg.text"},
-           {"event_data", {{"text", "once"}}},
-           {"idempotency_key", key}}}});
+    return hub.ops().call("post_envelope",
+                          {{"envelope",
+                            {{"channel_id", opened->channel_id},
+                             {"sender_id", alice},
+                             {"event_type", "ag2.msg.text"},
+                             {"event_data", {{"text", "once"}}},
+                             {"idempotency_key", key}}}});
   };
   auto first = post("k1");
   REQUIRE(first.has_value());

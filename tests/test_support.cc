@@ -1,8 +1,12 @@
 #include "tests/test_support.h"
 
 #include <flatbuffers/flexbuffers.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "parley/schemas/log_generated.h"
@@ -52,6 +56,27 @@ ScratchDir::ScratchDir() {
 ScratchDir::~ScratchDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+CommandRun run_command(const std::string& command) {
+  ScratchDir scratch;
+  const std::filesystem::path err = scratch.path() / "stderr";
+  const std::string shell =
+      "( " + command + " ) 2>" + err.string() + " </dev/null";
+  FILE* pipe = popen(shell.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed: " + command);
+  CommandRun run;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) {
+    run.out.append(buffer, n);
+  }
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  run.err = text.str();
+  return run;
 }
 
 }  // namespace parley::testing

@@ -20,6 +20,16 @@ std::string text_of(std::string_view record);
 log::AppendEntry text_entry(std::string_view channel, std::string_view text,
                             std::string_view idempotency_key = {});
 
+// What a shell command printed, and how it ended.
+struct CommandRun {
+  int exit_code = -1;  // -1 when it did not exit normally
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+// Runs `command` through /bin/sh with stdin from /dev/null.
+CommandRun run_command(const std::string& command);
+
 // A fresh directory under the system temp dir, removed with its contents
 // when the object goes.
 class ScratchDir {
