@@ -7,19 +7,10 @@
 #include "log/rocksdb_log_store.h"
 #include "parley/schemas/log_generated.h"
 #include "tools/exit_codes.h"
+#include "tools/read_store.h"
 
 namespace parley::tools {
 namespace {
-
-std::uintmax_t bytes_on_disk(const std::filesystem::path& directory) {
-  std::uintmax_t total = 0;
-  std::error_code error;
-  for (const auto& entry :
-       std::filesystem::recursive_directory_iterator(directory, error)) {
-    if (entry.is_regular_file(error)) total += entry.file_size(error);
-  }
-  return total;
-}
 
 int run(const std::filesystem::path& data) {
   auto opened = log::open_rocksdb_log_store(data, {.create_if_missing = false});
