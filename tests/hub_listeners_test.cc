@@ -455,6 +455,17 @@ class FailingStore : public log::LogStore {
       std::string_view key) const override {
     return inner_->find_idempotency_key(key);
   }
+  log::Result<void> scan_log(const log::RecordVisitor& visit) const override {
+    return inner_->scan_log(visit);
+  }
+  log::Result<void> scan_channel_index(
+      const log::ChannelIndexVisitor& visit) const override {
+    return inner_->scan_channel_index(visit);
+  }
+  log::Result<void> scan_idempotency_index(
+      const log::IdempotencyIndexVisitor& visit) const override {
+    return inner_->scan_idempotency_index(visit);
+  }
   std::uint64_t last_sequence() const override {
     return inner_->last_sequence();
   }
