@@ -182,12 +182,13 @@ TEST_CASE("a store with idempotent posts and their retries audits clean") {
                           {{"envelope",
                             {{"channel_id", opened->channel_id},
                              {"sender_id", alice},
+                             {"audience", nullptr},
                              {"event_type", "ag2.msg.text"},
                              {"event_data", {{"text", "once"}}},
                              {"idempotency_key", key}}}});
   };
   auto first = post("k1");
-  REQUIRE(first.has_value());
+  REQUIRE_MESSAGE(first.has_value(), first.error().message);
   auto retry = post("k1");  // writes nothing
   REQUIRE(retry.has_value());
   CHECK(*retry == *first);
