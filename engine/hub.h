@@ -169,8 +169,9 @@ class Hub {
       std::string_view channel_id) const;
   std::vector<PendingTurn> pending_turns_for(std::string_view agent_id) const;
 
-  // One TTL sweep: every non-terminal channel whose expires_at <= now is
-  // expired with reason "ttl_expired".
+  // One TTL sweep (spec §4.4, §8.5): every non-terminal channel whose
+  // expires_at <= now is expired with reason "ttl_expired", then every live
+  // task whose expires_at <= now, with error "ttl_expired".
   Result<void> expire_due();
 
   // --- Expectations (spec §6; engine/hub_expectations.cc) --------------
