@@ -21,11 +21,6 @@ namespace parley::engine {
 
 namespace {
 
-std::unexpected<Error> storage_error(const log::Error& error) {
-  return fail(ErrorKind::kStorage,
-              std::string(log::to_string(error.code)) + ": " + error.message);
-}
-
 // Python's slice bounds of [since:until] over `size` elements.
 std::pair<std::uint64_t, std::uint64_t> python_slice(
     std::int64_t since, std::optional<std::int64_t> until, std::uint64_t size) {

@@ -13,6 +13,12 @@
 
 namespace parley::engine {
 
+// A failure of the log, as the hub reports it: "<code>: <message>".
+inline std::unexpected<Error> storage_error(const log::Error& error) {
+  return fail(ErrorKind::kStorage,
+              std::string(log::to_string(error.code)) + ": " + error.message);
+}
+
 struct Hub::Delivery {
   std::string recipient_id;
   std::shared_ptr<const Envelope> envelope;

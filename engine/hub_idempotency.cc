@@ -21,9 +21,7 @@ Result<std::optional<std::string>> Hub::idempotent_original(
   if (!original) {
     auto sequence = store_->find_idempotency_key(key);
     if (!sequence) {
-      return fail(ErrorKind::kStorage,
-                  std::string(log::to_string(sequence.error().code)) + ": " +
-                      sequence.error().message);
+      return storage_error(sequence.error());
     }
     if (!*sequence) return std::optional<std::string>{};
     auto read = store_->read(**sequence, **sequence,
@@ -32,9 +30,7 @@ Result<std::optional<std::string>> Hub::idempotent_original(
                                return false;
                              });
     if (!read) {
-      return fail(ErrorKind::kStorage,
-                  std::string(log::to_string(read.error().code)) + ": " +
-                      read.error().message);
+      return storage_error(read.error());
     }
     if (!original) {
       return fail(ErrorKind::kStorage,
@@ -63,6 +59,7 @@ void Hub::stage_idempotency_key(Commit& batch, std::string key) {
 void Hub::forget_in_flight(const Commit& batch) {
   const std::string& key =
       batch.entries[batch.envelopes.front().entry].idempotency_key;
+  if (key.empty()) return;  // most posts: no key, no lock
   std::lock_guard lock(idempotency_mutex_);
   if (auto it = idempotency_in_flight_.find(key);
       it != idempotency_in_flight_.end()) {

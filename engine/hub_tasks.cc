@@ -156,36 +156,32 @@ Result<void> Hub::update_task(std::string_view task_id,
     if (auto ok = check_json("result", *update.result, false); !ok) return ok;
   }
   Commit batch;
-  {
-    std::unique_lock writer(writer_);
-    const TaskEntry* known = state_.tasks.find(task_id);
-    if (!known) return task_not_found(task_id);
-    if (known->metadata.terminal()) return {};  // terminal is final
-    TaskMetadata task = known->metadata;
-    const std::string at = now();
-    if (update.progress) {
-      json progress = json::parse(task.progress);
-      progress.update(json::parse(*update.progress));
-      task.progress = progress.dump();
-      task.last_progress_at = at;
-    }
-    if (update.result) task.result = *update.result;
-    if (update.error && !update.error->empty()) task.error = *update.error;
-    if (update.state) task.state = *update.state;
-    if (task.terminal()) task.completed_at = at;
-    // Checked here so stage_task_terminal may assume the record builds.
-    auto record = task_updated_record(task);
-    if (!record) return std::unexpected(record.error());
-    if (task.terminal()) {
-      std::map<std::string, Resume, std::less<>> resumes;
-      stage_task_terminal(batch, task, task.error, resumes);
-    } else {
-      batch.add(std::move(*record));
-    }
-    if (auto committed = commit(batch, writer); !committed) return committed;
+  std::unique_lock writer(writer_);
+  const TaskEntry* known = state_.tasks.find(task_id);
+  if (!known) return task_not_found(task_id);
+  if (known->metadata.terminal()) return {};  // terminal is final
+  TaskMetadata task = known->metadata;
+  const std::string at = now();
+  if (update.progress) {
+    json progress = json::parse(task.progress);
+    progress.update(json::parse(*update.progress));
+    task.progress = progress.dump();
+    task.last_progress_at = at;
   }
-  publish(batch);
-  return {};
+  if (update.result) task.result = *update.result;
+  if (update.error && !update.error->empty()) task.error = *update.error;
+  if (update.state) task.state = *update.state;
+  if (task.terminal()) task.completed_at = at;
+  // Checked here so stage_task_terminal may assume the record builds.
+  auto record = task_updated_record(task);
+  if (!record) return std::unexpected(record.error());
+  if (task.terminal()) {
+    std::map<std::string, Resume, std::less<>> resumes;
+    stage_task_terminal(batch, task, task.error, resumes);
+  } else {
+    batch.add(std::move(*record));
+  }
+  return commit_and_publish(batch, writer);
 }
 
 Result<TaskMetadata> Hub::get_task(std::string_view task_id) const {
@@ -318,28 +314,24 @@ void Hub::stage_task_cascade(Commit& batch, std::string_view channel_id) {
 
 Result<void> Hub::expire_due_tasks() {
   Commit batch;
-  {
-    std::unique_lock writer(writer_);
-    const Timestamp now_time = clock_->now();
-    const std::string at = format_timestamp(now_time);
-    std::map<std::string, Resume, std::less<>> resumes;
-    for (const TaskEntry* entry : state_.tasks.in_order()) {
-      const TaskMetadata& live = entry->metadata;
-      if (live.terminal() || !live.expires_at ||
-          !is_due(*live.expires_at, now_time, at)) {
-        continue;
-      }
-      TaskMetadata task = live;
-      task.state = std::string(task_state::kExpired);
-      task.completed_at = at;
-      task.error = std::string(kTaskTtlExpired);
-      stage_task_terminal(batch, task, kTaskTtlExpired, resumes);
+  std::unique_lock writer(writer_);
+  const Timestamp now_time = clock_->now();
+  const std::string at = format_timestamp(now_time);
+  std::map<std::string, Resume, std::less<>> resumes;
+  for (const TaskEntry* entry : state_.tasks.in_order()) {
+    const TaskMetadata& live = entry->metadata;
+    if (live.terminal() || !live.expires_at ||
+        !is_due(*live.expires_at, now_time, at)) {
+      continue;
     }
-    if (batch.empty()) return {};
-    if (auto committed = commit(batch, writer); !committed) return committed;
+    TaskMetadata task = live;
+    task.state = std::string(task_state::kExpired);
+    task.completed_at = at;
+    task.error = std::string(kTaskTtlExpired);
+    stage_task_terminal(batch, task, kTaskTtlExpired, resumes);
   }
-  publish(batch);
-  return {};
+  if (batch.empty()) return {};
+  return commit_and_publish(batch, writer);
 }
 
 bool Hub::admits_cancel_request(const ChannelMetadata& channel,
