@@ -1,12 +1,12 @@
 // On-disk layout of the RocksDB LogStore.
 //
-//   column family   key                                        value
-//   -------------   ----------------------------------------
-//   --------------------- log             be64 log_sequence Record FlatBuffer
-//   channel_index   u8 n | channel id (n bytes) | be64 chseq   be64
-//   log_sequence idempotency     idempotency key bytes be64 log_sequence meta
-//   "format_version"                           decimal, e.g. "1" default
-//   (unused; RocksDB requires it)
+//   column family  key                               value
+//   -------------  --------------------------------  -------------------
+//   log            be64 log_sequence                 Record FlatBuffer
+//   channel_index  u8 n | channel id (n) | be64 seq  be64 log_sequence
+//   idempotency    idempotency key bytes             be64 log_sequence
+//   meta           "format_version"                  decimal, e.g. "1"
+//   default        (unused; RocksDB requires it)
 //
 //   be64 = unsigned 64-bit big-endian, so byte order = numeric order and a
 //   forward scan of `log` is log-sequence order. The length byte in front of

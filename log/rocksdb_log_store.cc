@@ -11,12 +11,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
+#include <optional>
 
 #include "log/record_check.h"
 #include "log/rocksdb_layout.h"
 #include "log/sequencer.h"
+#include "log/wake_flag.h"
 #include "schemas/record.h"
 
 namespace parley::log {
@@ -138,21 +139,27 @@ class RocksDbLogStore final : public LogStore {
   Result<void> close() override;
 
  private:
-  // One append call in the group-commit queue. Shared by the appending
-  // thread and the leader that writes it, so the leader may wake it after
-  // releasing the mutex.
+  // One append call: lives on the appending thread's stack until its
+  // group is done.
   struct Writer {
     std::span<AppendEntry> batch;
     Result<std::vector<Position>> result;
-    bool done = false;
-    std::condition_variable wake;
   };
 
-  using WriterPtr = std::shared_ptr<Writer>;
+  // A group commit: the writers sequenced, in order, while the previous
+  // group was being written. Its first writer leads it: seals it, writes it
+  // as one WriteBatch with one sync, sets every result and wakes the
+  // others with one futex call. Shared by the leader and the writers
+  // waiting on it.
+  struct Group {
+    std::vector<Writer*> writers;  // guarded by mutex_ until sealed
+    WakeFlag leader_turn;          // the previous group is done: lead this one
+    WakeFlag done;                 // every writer's result is set
+  };
+  using GroupPtr = std::shared_ptr<Group>;
 
-  Result<std::vector<Position>> lead(std::unique_lock<std::mutex>& lock,
-                                     const WriterPtr& self);
-  rocksdb::Status write_group(const std::vector<WriterPtr>& group);
+  Result<std::vector<Position>> lead(const GroupPtr& group, Writer& self);
+  rocksdb::Status write_group(const std::vector<Writer*>& writers);
   Result<std::uint64_t> durable_last_channel_sequence(
       std::string_view channel) const;
   Result<std::optional<std::uint64_t>> durable_find_key(
@@ -179,7 +186,9 @@ class RocksDbLogStore final : public LogStore {
   // Guards everything below. Held while sequencing, never during a write.
   mutable std::mutex mutex_;
   mutable std::condition_variable appended_;
-  std::deque<WriterPtr> queue_;  // sequenced, not yet written, in order
+  // The group new writers join; sealed (reset) by its leader before it
+  // writes. Non-null only while a leader is active.
+  GroupPtr open_group_;
   bool leader_active_ = false;
   std::atomic<bool> closed_ = false;  // also read without the lock
   std::optional<Error> failed_;
@@ -213,26 +222,29 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   if (auto room = check_free_space(); !room) {
     return std::unexpected(room.error());
   }
-  auto self = std::make_shared<Writer>();
-  self->batch = batch;
+  Writer self{.batch = batch};
   std::unique_lock lock(mutex_);
   if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
-  auto positions = sequencer_.assign(batch, lookups_);
-  if (!positions) return positions;
-  self->result = std::move(positions);
-  queue_.push_back(self);
-  if (on_sequenced) {
-    const std::vector<Position> sequenced = *self->result;
-    lock.unlock();
-    on_sequenced(sequenced);
-    lock.lock();
+  self.result = sequencer_.assign(batch, lookups_);
+  if (!self.result) return std::move(self.result);
+  if (!open_group_) open_group_ = std::make_shared<Group>();
+  const GroupPtr group = open_group_;
+  const bool leads = group->writers.empty();
+  group->writers.push_back(&self);
+  const bool leads_now = leads && !leader_active_;
+  if (leads_now) leader_active_ = true;
+  // A copy: once unlocked, a leader failing the group may set self.result.
+  std::optional<std::vector<Position>> sequenced;
+  if (on_sequenced) sequenced = *self.result;
+  lock.unlock();
+  if (on_sequenced) on_sequenced(*sequenced);
+  if (leads) {
+    if (!leads_now) group->leader_turn.wait();
+    return lead(group, self);
   }
-  self->wake.wait(lock, [&] {
-    return self->done || (!leader_active_ && queue_.front() == self);
-  });
-  if (self->done) return std::move(self->result);
-  return lead(lock, self);
+  group->done.wait();
+  return std::move(self.result);
 }
 
 Result<void> RocksDbLogStore::check_free_space() {
@@ -258,27 +270,30 @@ Result<void> RocksDbLogStore::check_free_space() {
                 std::to_string(min_free_bytes_) + "; nothing was written"});
 }
 
-// Writes every queued writer as one group with one sync. Runs on the thread
-// of the writer at the front of the queue while no other leader is active.
-// Wakes the others after releasing the mutex, so a woken writer does not
-// block on it again.
-Result<std::vector<Position>> RocksDbLogStore::lead(
-    std::unique_lock<std::mutex>& lock, const WriterPtr& self) {
-  leader_active_ = true;
-  std::vector<WriterPtr> group(queue_.begin(), queue_.end());
-  queue_.clear();
+// Seals `group` and writes it with one sync. Runs on the thread of its
+// first writer once no other leader is active; hands the lead to the next
+// group's first writer when done.
+Result<std::vector<Position>> RocksDbLogStore::lead(const GroupPtr& group,
+                                                    Writer& self) {
+  std::unique_lock lock(mutex_);
+  if (open_group_ == group) open_group_ = nullptr;
+  const std::optional<Error> failed = failed_;
   lock.unlock();
-  rocksdb::Status status = write_group(group);
+  const std::vector<Writer*>& writers = group->writers;
+  rocksdb::Status status;
+  if (!failed) status = write_group(writers);
   lock.lock();
-  if (status.ok()) {
-    for (const WriterPtr& writer : group) {
+  if (failed) {
+    for (Writer* writer : writers) writer->result = std::unexpected(*failed);
+  } else if (status.ok()) {
+    for (const Writer* writer : writers) {
       for (const AppendEntry& entry : writer->batch) {
         if (!entry.idempotency_key.empty()) {
           sequencer_.key_committed(entry.idempotency_key);
         }
       }
     }
-    last_sequence_ = group.back()->result->back().log_sequence;
+    last_sequence_ = writers.back()->result->back().log_sequence;
   } else {
     // The sequencer has numbered past this group: nothing may follow it.
     failed_ = Error{ErrorCode::kFailed,
@@ -287,32 +302,24 @@ Result<std::vector<Position>> RocksDbLogStore::lead(
                         "); refusing appends until the store is reopened"};
     Error write_error{ErrorCode::kIoError,
                       "log append failed: " + status.ToString()};
-    for (const WriterPtr& writer : group) {
+    for (Writer* writer : writers)
       writer->result = std::unexpected(write_error);
-    }
-    for (const WriterPtr& writer : queue_) {
-      writer->result = std::unexpected(*failed_);
-    }
-    group.insert(group.end(), queue_.begin(), queue_.end());
-    queue_.clear();
   }
-  for (const WriterPtr& writer : group) writer->done = true;
-  leader_active_ = false;
-  WriterPtr next_leader = queue_.empty() ? nullptr : queue_.front();
-  auto result = std::move(self->result);
+  auto result = std::move(self.result);
+  const GroupPtr next = open_group_;
+  leader_active_ = next != nullptr;
   lock.unlock();
-  for (const WriterPtr& writer : group) {
-    if (writer != self) writer->wake.notify_one();
-  }
-  if (next_leader) next_leader->wake.notify_one();
+  // Once `done` is set the writers may return: touch none of them after.
+  group->done.set();
+  if (next) next->leader_turn.set();
   appended_.notify_all();
   return result;
 }
 
 rocksdb::Status RocksDbLogStore::write_group(
-    const std::vector<WriterPtr>& group) {
+    const std::vector<Writer*>& writers) {
   rocksdb::WriteBatch batch;
-  for (const WriterPtr& writer : group) {
+  for (const Writer* writer : writers) {
     for (std::size_t i = 0; i < writer->batch.size(); ++i) {
       const AppendEntry& entry = writer->batch[i];
       const Position& position = (*writer->result)[i];
@@ -590,7 +597,7 @@ Result<void> RocksDbLogStore::close() {
   if (closed_ && !database_.db) return {};
   closed_ = true;
   appended_.notify_all();
-  appended_.wait(lock, [&] { return !leader_active_ && queue_.empty(); });
+  appended_.wait(lock, [&] { return !leader_active_; });
   rocksdb::Status status;
   {
     std::lock_guard catching_up(catch_up_mutex_);
