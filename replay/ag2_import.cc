@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <sstream>
+#include <unordered_set>
 
 #include "engine/flex_json.h"
+#include "engine/idempotency.h"
 #include "engine/log_records.h"
 #include "engine/ops/records_json.h"
 #include "replay/ag2_tasks.h"
@@ -271,7 +273,10 @@ class Importer {
   }
 
   // The channel as created, then its envelopes; which of them are the
-  // hub's own (they move the folded lifecycle).
+  // hub's own (they move the folded lifecycle). AG2 ignored idempotency
+  // keys, so its WAL may repeat one: the first envelope with a key is
+  // indexed, as a Parley post would have been, and later repeats are
+  // imported unindexed.
   static Stream channel_stream(const engine::ChannelMetadata& ag2,
                                const std::vector<engine::Envelope>& wal) {
     engine::ChannelMetadata created = ag2;
@@ -294,6 +299,7 @@ class Importer {
         ag2.state == engine::ChannelState::kExpired ? "ag2.channel.expired"
                                                     : "ag2.channel.closed";
     bool terminated = false;
+    std::unordered_set<std::string> indexed_keys;
     for (const engine::Envelope& envelope : wal) {
       bool hub = false;
       if (envelope.sender_id == ag2.creator_id) {
@@ -310,10 +316,16 @@ class Importer {
           terminated = hub;
         }
       }
+      std::string key;
+      if (envelope.idempotency_key && !envelope.idempotency_key->empty()) {
+        key = engine::post_idempotency_key(
+            envelope.channel_id, envelope.sender_id, *envelope.idempotency_key);
+        if (!indexed_keys.insert(key).second) key.clear();
+      }
       stream.push_back({.at = envelope.created_at,
                         .rank = 2,
                         .entry = {engine::envelope_record(envelope, hub),
-                                  envelope.channel_id}});
+                                  envelope.channel_id, std::move(key)}});
     }
     return stream;
   }

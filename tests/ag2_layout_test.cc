@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/idempotency.h"
 #include "engine/log_records.h"
 #include "engine/ops/records_json.h"
 #include "engine/ops/script_runner.h"
@@ -17,6 +18,7 @@
 #include "replay/ag2_import.h"
 #include "replay/folded_store.h"
 #include "replay/state_hash.h"
+#include "replay/store_audit.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -234,6 +236,48 @@ TEST_CASE("import of a layout with a torn last WAL line reports it") {
                    ag2.string());
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("wal.jsonl:7: torn last line") != std::string::npos);
+}
+
+TEST_CASE(
+    "import indexes the first envelope of each idempotency key and keeps "
+    "AG2's repeats") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  // Lines 4 and 6 are texts from the same sender; AG2 stored both with the
+  // same key, as it ignored keys.
+  std::istringstream lines(read_file(ag2 / kConversationWal));
+  std::string wal, line;
+  std::vector<json> envelopes;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    json envelope = json::parse(line);
+    if (number == 4 || number == 6) envelope["idempotency_key"] = "k1";
+    envelopes.push_back(envelope);
+    wal += envelope.dump() + "\n";
+  }
+  REQUIRE(envelopes[3]["sender_id"] == envelopes[5]["sender_id"]);
+  std::ofstream(ag2 / kConversationWal, std::ios::binary | std::ios::trunc)
+      << wal;
+
+  auto store = open_store(dir.path() / "store");
+  import_into(ag2, *store);
+  CHECK(histories(*store)["18ea415ef6ef293d5bec87eabe61ccca"].size() == 6);
+  auto indexed = store->find_idempotency_key(engine::post_idempotency_key(
+      envelopes[3]["channel_id"].get<std::string>(),
+      envelopes[3]["sender_id"].get<std::string>(), "k1"));
+  REQUIRE(indexed.has_value());
+  REQUIRE(indexed->has_value());
+  std::optional<engine::Envelope> original;
+  auto read = store->read(**indexed, **indexed,
+                          [&](std::uint64_t, std::string_view record) {
+                            original = engine::decode_envelope(record);
+                            return true;
+                          });
+  REQUIRE(read.has_value());
+  REQUIRE(original.has_value());
+  CHECK(original->envelope_id == envelopes[3]["envelope_id"]);
+  auto audit = replay::audit_store(*store);
+  REQUIRE(audit.has_value());
+  CHECK(audit->clean());
 }
 
 TEST_CASE(
