@@ -276,7 +276,7 @@ Result<void> RocksDbLogStore::check_free_space() {
 Result<std::vector<Position>> RocksDbLogStore::lead(const GroupPtr& group,
                                                     Writer& self) {
   std::unique_lock lock(mutex_);
-  if (open_group_ == group) open_group_ = nullptr;
+  open_group_.reset();  // sealed: later writers start the next group
   const std::optional<Error> failed = failed_;
   lock.unlock();
   const std::vector<Writer*>& writers = group->writers;
