@@ -305,6 +305,19 @@ class FailingSyncFileSystem : public rocksdb::FileSystemWrapper {
   };
 };
 
+// A scratch directory whose stores open through a FailingSyncFileSystem.
+// Stores opened from it must be gone before it is.
+struct FaultyDisk {
+  testing::ScratchDir dir;
+  std::shared_ptr<FailingSyncFileSystem> file_system =
+      std::make_shared<FailingSyncFileSystem>(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+
+  log::OpenedLogStore open() {
+    return open_store(dir.path(), {.env = env.get()});
+  }
+};
+
 // Runs `threads` appenders started together, each appending `appends`
 // records to its own channel; returns every append's result.
 std::vector<log::Result<std::vector<log::Position>>> append_concurrently(
@@ -353,21 +366,18 @@ TEST_CASE(
 }
 
 TEST_CASE("a failed sync makes the store refuse every later append") {
-  testing::ScratchDir dir;
-  auto file_system =
-      std::make_shared<FailingSyncFileSystem>(rocksdb::FileSystem::Default());
-  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+  FaultyDisk disk;
   {
-    auto opened = open_store(dir.path(), {.env = env.get()});
+    auto opened = disk.open();
     append_texts(*opened.store, 1, 3);
-    file_system->armed = true;
+    disk.file_system->armed = true;
     std::vector<log::AppendEntry> batch{text_entry("c1", "4")};
     auto failed = opened.store->append(batch);
     REQUIRE_FALSE(failed.has_value());
     CHECK(failed.error().code == ErrorCode::kIoError);
     CHECK(failed.error().message.find("injected sync failure") !=
           std::string::npos);
-    file_system->armed = false;
+    disk.file_system->armed = false;
     std::vector<log::AppendEntry> later{text_entry("c1", "5")};
     auto refused = opened.store->append(later);
     REQUIRE_FALSE(refused.has_value());
@@ -376,7 +386,7 @@ TEST_CASE("a failed sync makes the store refuse every later append") {
           std::string::npos);
     CHECK(opened.store->last_sequence() == 3);
   }
-  auto reopened = open_store(dir.path());
+  auto reopened = open_store(disk.dir.path());
   std::vector<std::string> texts = all_texts(*reopened.store);
   // The failed record was never acked; it may or may not have reached disk.
   REQUIRE(texts.size() >= 3);
@@ -385,12 +395,9 @@ TEST_CASE("a failed sync makes the store refuse every later append") {
 }
 
 TEST_CASE("concurrent appenders share syncs: one sync acks a whole group") {
-  testing::ScratchDir dir;
-  auto file_system =
-      std::make_shared<FailingSyncFileSystem>(rocksdb::FileSystem::Default());
-  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
-  auto opened = open_store(dir.path(), {.env = env.get()});
-  const int syncs_before = file_system->syncs;
+  FaultyDisk disk;
+  auto opened = disk.open();
+  const int syncs_before = disk.file_system->syncs;
   constexpr int kThreads = 16;
   constexpr int kAppends = 50;
   auto results = append_concurrently(*opened.store, kThreads, kAppends);
@@ -398,21 +405,18 @@ TEST_CASE("concurrent appenders share syncs: one sync acks a whole group") {
     REQUIRE_MESSAGE(result.has_value(), result.error().message);
   }
   CHECK(opened.store->last_sequence() == kThreads * kAppends);
-  const int syncs = file_system->syncs - syncs_before;
+  const int syncs = disk.file_system->syncs - syncs_before;
   MESSAGE((kThreads * kAppends) << " appends took " << syncs << " syncs");
   CHECK(syncs > 0);
   CHECK(syncs < kThreads * kAppends);
 }
 
 TEST_CASE("a failed sync fails every appender waiting behind it") {
-  testing::ScratchDir dir;
-  auto file_system =
-      std::make_shared<FailingSyncFileSystem>(rocksdb::FileSystem::Default());
-  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+  FaultyDisk disk;
   {
-    auto opened = open_store(dir.path(), {.env = env.get()});
+    auto opened = disk.open();
     append_texts(*opened.store, 1, 3);
-    file_system->armed = true;
+    disk.file_system->armed = true;
     auto results = append_concurrently(*opened.store, 8, 20);
     for (const auto& result : results) {
       REQUIRE_FALSE(result.has_value());
@@ -420,9 +424,9 @@ TEST_CASE("a failed sync fails every appender waiting behind it") {
              result.error().code == ErrorCode::kFailed));
     }
     CHECK(opened.store->last_sequence() == 3);
-    file_system->armed = false;
+    disk.file_system->armed = false;
   }
-  auto reopened = open_store(dir.path());
+  auto reopened = open_store(disk.dir.path());
   std::vector<std::string> texts = all_texts(*reopened.store);
   // Nothing after the failure was acked; what reached disk anyway is
   // whole records in sequence order.
