@@ -8,6 +8,12 @@
 //   post_async_1    one poster thread, Durability::kAsync (no fsync: what
 //                   the pipeline costs without the sync)
 //   post_async_32t  32 poster threads, kAsync
+//   log_ceiling_32  no hub: one thread appends the records 32 posters
+//                   write, 32 per batch (one per channel), kSync, straight
+//                   to a fresh RocksDB LogStore. 32 posters that each wait
+//                   for their post to be durable put at most 32 records
+//                   into one sync, so this is the most post_sync_32t can
+//                   reach on the machine. Latencies are per batch.
 //
 // Set-up (untimed): two agents per poster, registered through the hub, and
 // one conversation channel per poster created through Hub::create_channel;
@@ -42,6 +48,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -52,6 +59,8 @@
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
 #include "engine/hub.h"
+#include "engine/ids.h"
+#include "engine/log_records.h"
 #include "log/log_store.h"
 #include "log/rocksdb_log_store.h"
 
@@ -66,12 +75,14 @@ constexpr unsigned kConcurrentPosters = 32;
 constexpr std::size_t kDistinctTexts = 64;
 
 const std::vector<std::string> kScenarios = {"post_sync_1", "post_sync_32t",
-                                             "post_async_1", "post_async_32t"};
+                                             "post_async_1", "post_async_32t",
+                                             "log_ceiling_32"};
 const std::map<std::string, std::uint64_t> kDefaultOps = {
     {"post_sync_1", 20'000},
     {"post_sync_32t", 200'000},
     {"post_async_1", 200'000},
-    {"post_async_32t", 200'000}};
+    {"post_async_32t", 200'000},
+    {"log_ceiling_32", 200'000}};
 // Posts/s the durable scenarios must reach.
 const std::map<std::string, double> kTargets = {{"post_sync_1", 4e3},
                                                 {"post_sync_32t", 100e3}};
@@ -278,8 +289,68 @@ void check_hub(BenchHub& bench, std::uint64_t ops) {
   }
 }
 
+// log_ceiling_32: the envelope records post_sync_32t writes (its texts,
+// senders, ids and timestamps), appended 32 at a time.
+Measurement run_log_ceiling(std::uint64_t ops, const fs::path& base) {
+  const std::vector<engine::FlexBytes> texts = text_pool();
+  std::vector<std::string> channels;
+  std::vector<std::string> senders;
+  for (unsigned p = 0; p < kConcurrentPosters; ++p) {
+    channels.push_back(engine::new_id());
+    senders.push_back(engine::new_id());
+  }
+  engine::EnvelopeIdMinter minter;
+  const engine::SystemClock clock;
+  std::vector<log::AppendEntry> records;
+  records.reserve(ops);
+  for (std::uint64_t i = 0; i < ops; ++i) {
+    const unsigned p = static_cast<unsigned>(i % kConcurrentPosters);
+    engine::Envelope envelope;
+    envelope.channel_id = channels[p];
+    envelope.sender_id = senders[p];
+    envelope.event_type = std::string(ev::kText);
+    envelope.event_data = texts[(i / kConcurrentPosters) % texts.size()];
+    envelope.envelope_id = minter.mint();
+    envelope.created_at = engine::format_timestamp(clock.now());
+    records.push_back({engine::envelope_record(envelope, false), channels[p]});
+  }
+  ScratchDir dir(base);
+  auto opened = log::open_rocksdb_log_store(dir.path() / "store", {});
+  if (!opened) {
+    throw BenchmarkError("opening the store: " + opened.error().message);
+  }
+  log::LogStore& store = *opened->store;
+  ::sync();
+  const double load = load_average().value_or(-1);
+  std::vector<Clock::duration> latencies;
+  const double cpu_start = process_cpu_seconds();
+  const Clock::time_point begin = Clock::now();
+  for (std::uint64_t at = 0; at < ops; at += kConcurrentPosters) {
+    const auto size = std::min<std::uint64_t>(kConcurrentPosters, ops - at);
+    const Clock::time_point start = Clock::now();
+    auto appended = store.append(std::span(records).subspan(at, size));
+    latencies.push_back(Clock::now() - start);
+    if (!appended) {
+      throw BenchmarkError("append: " + appended.error().message);
+    }
+  }
+  Measurement m{.name = "log_ceiling_32",
+                .ops = ops,
+                .seconds = seconds_since(begin),
+                .cpu_seconds = process_cpu_seconds() - cpu_start};
+  std::sort(latencies.begin(), latencies.end());
+  m.p50_us = percentile_us(latencies, 0.50);
+  m.p99_us = percentile_us(latencies, 0.99);
+  m.note = "load " + json_number(load, "%.2f") +
+           "; the most post_sync_32t can reach here; latencies per batch";
+  m.extra = {{"records_per_batch", std::to_string(kConcurrentPosters)},
+             {"load_average", json_number(load, "%.2f")}};
+  return m;
+}
+
 Measurement run_scenario(const std::string& name, std::uint64_t ops,
                          const fs::path& base) {
+  if (name == "log_ceiling_32") return run_log_ceiling(ops, base);
   const bool sync = name.starts_with("post_sync");
   const unsigned posters = name.ends_with("_32t") ? kConcurrentPosters : 1;
   ::sync();  // no writeback left over from earlier work slows the fsyncs

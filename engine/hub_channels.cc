@@ -447,7 +447,11 @@ Result<std::string> Hub::accept_post(Envelope& envelope) {
     }
     auto committed = commit(batch, writer);
     forget_in_flight(batch);
-    if (!committed) return std::unexpected(committed.error());
+    if (!committed) {
+      // Still held: the log refused the batch before sequencing it.
+      if (writer.owns_lock() && rate_limited) rate_limiter_.refund(sender_id);
+      return std::unexpected(committed.error());
+    }
   }
   // 9. posting anything substantive proves the sender drains its inbox
   if (substantive) {

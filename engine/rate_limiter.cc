@@ -42,6 +42,11 @@ void RateLimiter::consume(std::string_view sender_id) {
   if (it != buckets_.end()) it->second.tokens -= 1.0;
 }
 
+void RateLimiter::refund(std::string_view sender_id) {
+  auto it = buckets_.find(std::string(sender_id));
+  if (it != buckets_.end()) it->second.tokens += 1.0;
+}
+
 void RateLimiter::forget(std::string_view sender_id) {
   buckets_.erase(std::string(sender_id));
 }

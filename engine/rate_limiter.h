@@ -30,6 +30,8 @@ class RateLimiter {
   Result<void> check(const AgentRecord& sender, Timestamp now);
   // Takes one token from a bucket check() just passed.
   void consume(std::string_view sender_id);
+  // Gives back the token consume() took, for a post the log then refused.
+  void refund(std::string_view sender_id);
   void forget(std::string_view sender_id);
 
  private:

@@ -22,6 +22,7 @@
 #include "engine/adapters/workflow.h"
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
+#include "tests/test_support.h"
 
 // Counts heap allocations so tests can check that folds do not allocate.
 // The replacements pair malloc/free behind new/delete, which g++ cannot
@@ -121,7 +122,7 @@ struct Channel {
 
 void accept(Channel& channel, const Envelope& e) {
   auto result = channel.post(e);
-  REQUIRE_MESSAGE(result.has_value(), result.error().message);
+  REQUIRE_MESSAGE(result.has_value(), testing::error_message(result));
   CHECK_FALSE(result->next_state.has_value());
 }
 

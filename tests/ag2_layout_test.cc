@@ -46,19 +46,19 @@ std::string read_file(const fs::path& path) {
 
 std::unique_ptr<log::LogStore> open_store(const fs::path& dir) {
   auto opened = log::open_rocksdb_log_store(dir);
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   return std::move(opened->store);
 }
 
 replay::Ag2ImportReport import_into(const fs::path& ag2, log::LogStore& store) {
   auto imported = replay::import_ag2(ag2, store);
-  REQUIRE_MESSAGE(imported.has_value(), imported.error().message);
+  REQUIRE_MESSAGE(imported.has_value(), testing::error_message(imported));
   return *imported;
 }
 
 std::unique_ptr<replay::FoldedStore> fold(const log::LogStore& store) {
   auto folded = replay::FoldedStore::fold(store);
-  REQUIRE_MESSAGE(folded.has_value(), folded.error().message);
+  REQUIRE_MESSAGE(folded.has_value(), testing::error_message(folded));
   return std::move(*folded);
 }
 
@@ -151,7 +151,7 @@ TEST_CASE(
   auto store = open_store(dir.path() / "store");
   import_into(kSmoke, *store);
   auto exported = replay::export_ag2(*store, dir.path() / "out");
-  REQUIRE_MESSAGE(exported.has_value(), exported.error().message);
+  REQUIRE_MESSAGE(exported.has_value(), testing::error_message(exported));
   CHECK(exported->agents == 5);
   CHECK(exported->channels == 5);
   CHECK(exported->envelopes == 39);
@@ -180,7 +180,7 @@ void play_tour(const fs::path& dir) {
       [dir]() -> engine::Result<std::shared_ptr<log::LogStore>> {
         return std::shared_ptr<log::LogStore>(open_store(dir));
       });
-  REQUIRE_MESSAGE(runner.has_value(), runner.error().message);
+  REQUIRE_MESSAGE(runner.has_value(), testing::error_message(runner));
   std::ifstream script(PARLEY_SOURCE_DIR "/tools/examples/tour.jsonl");
   std::string line;
   while (std::getline(script, line)) (void)(*runner)->run_line(line);
@@ -193,7 +193,7 @@ TEST_CASE(
   play_tour(dir.path() / "a");
   auto a = open_store(dir.path() / "a");
   auto exported = replay::export_ag2(*a, dir.path() / "ag2");
-  REQUIRE_MESSAGE(exported.has_value(), exported.error().message);
+  REQUIRE_MESSAGE(exported.has_value(), testing::error_message(exported));
   auto b = open_store(dir.path() / "b");
   replay::Ag2ImportReport report = import_into(dir.path() / "ag2", *b);
   CHECK(report.warnings == std::vector<std::string>{});

@@ -97,7 +97,7 @@ TEST_SUITE("slow") {
       }
 
       auto opened = log::open_rocksdb_log_store(dir.path());
-      REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+      REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
       torn_tails += opened->recovery.torn_tail;
       log::LogStore& store = *opened->store;
       REQUIRE(store.last_sequence() >=
@@ -110,7 +110,7 @@ TEST_SUITE("slow") {
                                texts.push_back(text_of(record));
                                return true;
                              });
-      REQUIRE_MESSAGE(read.has_value(), read.error().message);
+      REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
       REQUIRE(texts.size() == store.last_sequence());
       for (const auto& [sequence, text] : all_acked) {
         REQUIRE_MESSAGE(texts[sequence - 1] == text,

@@ -55,7 +55,7 @@ void advance(TestHub& t, double seconds) {
 
 std::size_t tick(TestHub& t) {
   auto fired = t.hub().tick_expectations();
-  REQUIRE_MESSAGE(fired.has_value(), fired.error().message);
+  REQUIRE_MESSAGE(fired.has_value(), testing::error_message(fired));
   return *fired;
 }
 
@@ -507,7 +507,7 @@ TEST_CASE(
       {"default_target", nullptr},
       {"max_turns", 10}};
   auto channel = t.open(alice, "workflow", {bob, carol}, {{"graph", graph}});
-  REQUIRE_MESSAGE(channel.has_value(), channel.error().message);
+  REQUIRE_MESSAGE(channel.has_value(), testing::error_message(channel));
   const auto& id = channel->channel_id;
   REQUIRE(t.say(id, alice, "step one").has_value());
   REQUIRE(t.state(id)["expected_next_speaker"] == bob);

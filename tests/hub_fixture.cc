@@ -30,7 +30,7 @@ TestHub::~TestHub() {
 void TestHub::start() {
   auto opened = log::open_rocksdb_log_store(
       dir_.path() / "store", {.durability = log::Durability::kAsync});
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   engine::HubOptions options{
       .store = std::shared_ptr<log::LogStore>(std::move(opened->store)),
       .clock = clock_,
@@ -38,7 +38,7 @@ void TestHub::start() {
       .adapters = adapters_};
   if (customize_) customize_(options);
   auto hub = engine::Hub::open(std::move(options));
-  REQUIRE_MESSAGE(hub.has_value(), hub.error().message);
+  REQUIRE_MESSAGE(hub.has_value(), testing::error_message(hub));
   hub_ = std::move(*hub);
   ops_ = std::make_unique<engine::ControlPlane>(*hub_);
   for (const auto& passport : hub_->list_agents({.limit = 1 << 30})) {
@@ -82,7 +82,7 @@ std::string TestHub::add_agent(std::string_view name, engine::Resume resume,
   auto registered =
       hub_->register_identity(std::move(passport), std::move(resume),
                               std::move(skill_md), std::move(rule));
-  REQUIRE_MESSAGE(registered.has_value(), registered.error().message);
+  REQUIRE_MESSAGE(registered.has_value(), testing::error_message(registered));
   bind(*registered->agent_id);
   return *registered->agent_id;
 }
@@ -124,7 +124,7 @@ engine::Result<std::string> TestHub::say(
 
 std::vector<Envelope> TestHub::wal(std::string_view channel) {
   auto read = hub_->read_wal(channel);
-  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
   return std::move(*read);
 }
 
@@ -157,12 +157,12 @@ std::vector<Envelope> TestHub::inbox(std::string_view agent_id) const {
 void HandshakeHub::open() {
   auto store = log::open_rocksdb_log_store(
       dir.path() / "store", {.durability = log::Durability::kAsync});
-  REQUIRE_MESSAGE(store.has_value(), store.error().message);
+  REQUIRE_MESSAGE(store.has_value(), testing::error_message(store));
   auto opened = engine::Hub::open(
       {.store = std::shared_ptr<log::LogStore>(std::move(store->store)),
        .clock = clock,
        .invite_ack_timeout = invite_ack_timeout});
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   hub = std::move(*opened);
 }
 

@@ -694,7 +694,7 @@ TEST_CASE("CHAN-18 built-in channel types are present at start") {
                              std::pair{"workflow", json{{"graph", graph}}}}) {
     CAPTURE(type);
     auto channel = t.open(alice, type, {bob}, knobs);
-    REQUIRE_MESSAGE(channel.has_value(), channel.error().message);
+    REQUIRE_MESSAGE(channel.has_value(), testing::error_message(channel));
     CHECK(channel->manifest.type == type);
     CHECK(channel->manifest.version == 1);
     auto v2 = t.hub().create_channel({.creator_id = alice,
@@ -854,7 +854,7 @@ TEST_CASE("CHAN-19 registering a (type, version) again replaces it") {
   CHECK(tournament->manifest.default_view_policy == "second");
   // A built-in can be replaced too: this "consulting" takes three.
   auto consulting = t.open(alice, "consulting", {bob, carol});
-  REQUIRE_MESSAGE(consulting.has_value(), consulting.error().message);
+  REQUIRE_MESSAGE(consulting.has_value(), testing::error_message(consulting));
   CHECK(consulting->manifest.default_view_policy == "custom");
 }
 
@@ -901,7 +901,7 @@ TEST_CASE("CHAN-19 open channels keep the manifest snapshotted at creation") {
     auto channel = hub->create_channel({.creator_id = alice,
                                         .manifest_type = "tournament",
                                         .participants = {bob}});
-    REQUIRE_MESSAGE(channel.has_value(), channel.error().message);
+    REQUIRE_MESSAGE(channel.has_value(), testing::error_message(channel));
     old_channel = channel->channel_id;
     CHECK(channel->manifest.default_view_policy == "first");
   }

@@ -3,7 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <latch>
+#include <memory>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
@@ -427,14 +434,20 @@ TEST_CASE("health after restart: counters reset, audit bytes start over") {
 }
 
 // A memory store whose appends, once `fail` is set, sequence the batch and
-// then report an I/O error, as a failed sync does.
+// then report an I/O error, as a failed sync does; while `refuse` is set
+// they are refused before sequencing, as on a full disk.
 class FailingStore : public log::LogStore {
  public:
   std::atomic<bool> fail = false;
+  std::atomic<bool> refuse = false;
 
   log::Result<std::vector<log::Position>> append(
       std::span<log::AppendEntry> batch,
       const SequencedCallback& on_sequenced) override {
+    if (refuse) {
+      return std::unexpected(
+          log::Error{log::ErrorCode::kNoSpace, "injected no_space"});
+    }
     auto appended = inner_->append(batch, on_sequenced);
     if (appended && fail) {
       return std::unexpected(
@@ -498,6 +511,98 @@ TEST_CASE("health reports a hub that stopped after a failed log write") {
   CHECK(engine::to_json(health)["failure"] == *health.failure);
   REQUIRE(hub.close().has_value());
   CHECK(hub.health().closed);
+}
+
+// A hub on a FailingStore with alice and bob (who acks invites and counts
+// the other deliveries) in an active conversation.
+struct FailingStoreHub {
+  std::shared_ptr<FailingStore> store = std::make_shared<FailingStore>();
+  std::unique_ptr<engine::Hub> hub;
+  std::string alice;
+  std::string bob;
+  std::string channel;
+  std::atomic<int> delivered = 0;
+
+  explicit FailingStoreHub(std::optional<engine::Rule> alice_rule = {}) {
+    auto opened = engine::Hub::open({.store = store});
+    REQUIRE(opened.has_value());
+    hub = std::move(*opened);
+    auto registered =
+        hub->register_identity({.name = "alice"}, {}, {}, alice_rule);
+    REQUIRE(registered.has_value());
+    alice = *registered->agent_id;
+    registered = hub->register_identity({.name = "bob"}, {}, {}, {});
+    REQUIRE(registered.has_value());
+    bob = *registered->agent_id;
+    hub->subscribe(bob, [this](const std::string&, const engine::Envelope& e) {
+      if (e.event_type != engine::event_type::kChannelInvite) {
+        ++delivered;
+        return;
+      }
+      engine::Envelope ack;
+      ack.channel_id = e.channel_id;
+      ack.sender_id = bob;
+      ack.event_type = std::string(engine::event_type::kChannelInviteAck);
+      ack.event_data =
+          engine::to_flex(nlohmann::json{{"channel_id", e.channel_id}}).value();
+      (void)hub->post_envelope(std::move(ack));
+    });
+    auto created = hub->create_channel({.creator_id = alice,
+                                        .manifest_type = "conversation",
+                                        .participants = {bob}});
+    REQUIRE(created.has_value());
+    channel = created->channel_id;
+  }
+
+  engine::Result<std::string> say(std::string_view text) {
+    engine::Envelope envelope;
+    envelope.channel_id = channel;
+    envelope.sender_id = alice;
+    envelope.event_type = std::string(engine::event_type::kText);
+    envelope.event_data =
+        engine::to_flex(nlohmann::json{{"text", text}}).value();
+    return hub->post_envelope(std::move(envelope));
+  }
+};
+
+TEST_CASE("a failed log write fails every concurrent post and stops the hub") {
+  FailingStoreHub f;
+  const int delivered_before = f.delivered;
+  f.store->fail = true;
+  std::latch start(8);
+  std::vector<std::jthread> posters;
+  for (int i = 0; i < 8; ++i) {
+    posters.emplace_back([&, i] {
+      start.arrive_and_wait();
+      auto posted = f.say(std::to_string(i));
+      CHECK_FALSE(posted.has_value());
+      if (!posted) CHECK(posted.error().kind == engine::ErrorKind::kStorage);
+    });
+  }
+  posters.clear();  // joins
+  CHECK(f.delivered == delivered_before);
+  const auto health = f.hub->health();
+  REQUIRE(health.failure.has_value());
+  CHECK(health.failure->find("injected sync failure") != std::string::npos);
+}
+
+TEST_CASE("a post the log refuses spends no rate token") {
+  engine::Rule one_a_minute;
+  one_a_minute.limits.rate_per_minute = 1;
+  one_a_minute.limits.rate_burst = 1;
+  FailingStoreHub f(one_a_minute);
+  f.store->refuse = true;
+  auto refused = f.say("refused");
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().kind == engine::ErrorKind::kStorage);
+  CHECK(refused.error().message.find("injected no_space") != std::string::npos);
+  f.store->refuse = false;
+  auto posted = f.say("the one post of this minute");
+  REQUIRE_MESSAGE(posted.has_value(), testing::error_message(posted));
+  auto limited = f.say("over the limit");
+  REQUIRE_FALSE(limited.has_value());
+  CHECK(limited.error().kind == engine::ErrorKind::kAccessDenied);
+  CHECK_FALSE(f.hub->health().failure.has_value());
 }
 
 }  // namespace

@@ -179,7 +179,7 @@ TEST_CASE("REG-01 register op returns the stamped passport in AG2's shape") {
   TestHub t;
   auto result = t.ops().call("register", {{"passport", {{"name", "alice"}}},
                                           {"resume", json::object()}});
-  REQUIRE_MESSAGE(result.has_value(), result.error().message);
+  REQUIRE_MESSAGE(result.has_value(), testing::error_message(result));
   const json& passport = *result;
   REQUIRE(passport["agent_id"].is_string());
   CHECK(engine::has_id_shape(passport["agent_id"].get<std::string>()));
@@ -211,7 +211,7 @@ TEST_CASE("REG-01 credentials are neither stored nor echoed (ADR 0021)") {
         {{"name", "alice"},
          {"auth", {{"scheme", "none"}, {"claim", {{"token", "s3cret"}}}}}}},
        {"resume", json::object()}});
-  REQUIRE_MESSAGE(result.has_value(), result.error().message);
+  REQUIRE_MESSAGE(result.has_value(), testing::error_message(result));
   CHECK((*result)["auth"]["claim"] == json::object());
   CHECK((*result)["auth"]["scheme"] == "none");
   CHECK(engine::to_json(*t.hub().get_agent("alice"))["auth"]["claim"] ==
@@ -1019,7 +1019,7 @@ TEST_CASE("ENV-07 the hub stamps id and time at acceptance") {
                                        {"event_data", {{"text", "hello"}}},
                                        {"envelope_id", ""},
                                        {"created_at", ""}}}});
-  REQUIRE_MESSAGE(op.has_value(), op.error().message);
+  REQUIRE_MESSAGE(op.has_value(), testing::error_message(op));
   const auto second = t.wal(channel->channel_id).back();
   CHECK(*op == second.envelope_id);
   CHECK(second.created_at == "2026-01-01T00:01:30+00:00");

@@ -456,7 +456,7 @@ TEST_CASE(
   auto next = h.hub->create_channel({.creator_id = alice,
                                      .manifest_type = "conversation",
                                      .participants = {bob}});
-  CHECK_MESSAGE(next.has_value(), next.error().message);
+  CHECK_MESSAGE(next.has_value(), testing::error_message(next));
 
   // ...and a late ack is refused and changes nothing.
   Envelope late;

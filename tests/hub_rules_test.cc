@@ -68,7 +68,7 @@ struct Pair {
     alice = t.add_agent("alice", {}, alice_rule);
     bob = t.add_agent("bob", {}, bob_rule);
     auto opened = t.open(alice, "conversation", {bob});
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
     channel = opened->channel_id;
   }
 };
@@ -234,7 +234,7 @@ TEST_CASE("LIM-07 a broadcast is checked against every other participant") {
   const auto bob = t.add_agent("bob");
   const auto carol = t.add_agent("carol", {}, inbox(1));
   auto opened = t.open(alice, "discussion", {bob, carol});
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   REQUIRE(t.say(opened->channel_id, alice, "round one").has_value());
   check_denied(t.say(opened->channel_id, bob, "round one"),
                "recipient '" + carol + "' inbox at capacity (1 >= 1)",
@@ -270,7 +270,7 @@ TEST_CASE("LIM-08 protocol events ignore inbox capacity") {
   check_denied(t.say(first->channel_id, alice, "more"), "inbox at capacity",
                ErrorKind::kInboxFull);
   auto second = t.open(carol, "conversation", {bob});
-  REQUIRE_MESSAGE(second.has_value(), second.error().message);
+  REQUIRE_MESSAGE(second.has_value(), testing::error_message(second));
   CHECK(second->state == engine::ChannelState::kActive);
   CHECK(t.post(second->channel_id, carol, "ag2.task.progress", {{"step", "x"}},
                std::vector{bob})
@@ -398,7 +398,7 @@ TEST_CASE("LIM-12 an allow-all policy overrides an inbound-blocking rule") {
   closed_door.access.inbound_from = {"nobody"};
   const auto bob = t.add_agent("bob", {}, closed_door);
   auto opened = t.open(alice, "conversation", {bob});
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   auto id = t.say(opened->channel_id, alice, "hi");
   REQUIRE(id.has_value());
   CHECK(texts(t.inbox(bob)) == std::vector{*id});

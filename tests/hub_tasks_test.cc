@@ -449,7 +449,7 @@ TEST_CASE("TASK-10 cancel requests travel as an envelope to the owner") {
 
   auto id =
       t.hub().request_task_cancel(p.alice, "task-bob-123", "running too long");
-  REQUIRE_MESSAGE(id.has_value(), id.error().message);
+  REQUIRE_MESSAGE(id.has_value(), testing::error_message(id));
   const auto wal = t.wal(p.channel);
   REQUIRE(wal.size() == wal_size + 1);
   const auto& request = wal.back();

@@ -35,7 +35,7 @@ struct RocksDbBackend {
 
   std::unique_ptr<log::LogStore> open() {
     auto opened = log::open_rocksdb_log_store(dir.path());
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
     return std::move(opened->store);
   }
 };
@@ -50,7 +50,7 @@ std::vector<std::string> texts(const log::LogStore& store,
     seen.push_back(text_of(record));
     return true;
   });
-  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
   return seen;
 }
 
@@ -65,7 +65,7 @@ std::vector<std::string> channel_texts(const log::LogStore& store,
         seen.push_back(text_of(record));
         return true;
       });
-  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
   return seen;
 }
 
@@ -223,7 +223,7 @@ TEST_CASE_TEMPLATE("scan_log visits every stored record with its key", Backend,
         seen.emplace_back(sequence, text_of(record));
         return true;
       });
-  REQUIRE_MESSAGE(scanned.has_value(), scanned.error().message);
+  REQUIRE_MESSAGE(scanned.has_value(), testing::error_message(scanned));
   CHECK(seen == std::vector<std::pair<std::uint64_t, std::string>>{
                     {1, "a"}, {2, "b"}, {3, "c"}});
 }
@@ -242,7 +242,7 @@ TEST_CASE_TEMPLATE(
         seen.emplace_back(std::string(channel), channel_sequence, log_sequence);
         return true;
       });
-  REQUIRE_MESSAGE(scanned.has_value(), scanned.error().message);
+  REQUIRE_MESSAGE(scanned.has_value(), testing::error_message(scanned));
   CHECK(seen ==
         std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>>{
             {"c1", 1, 2}, {"c1", 2, 5}, {"c2", 1, 1}, {"c10", 1, 4}});
@@ -260,7 +260,7 @@ TEST_CASE_TEMPLATE("scan_idempotency_index lists every key in byte order",
         seen.emplace_back(std::string(key), sequence);
         return true;
       });
-  REQUIRE_MESSAGE(scanned.has_value(), scanned.error().message);
+  REQUIRE_MESSAGE(scanned.has_value(), testing::error_message(scanned));
   CHECK(seen == std::vector<std::pair<std::string, std::uint64_t>>{
                     {"key-a", 3}, {"key-b", 1}});
 }

@@ -505,7 +505,7 @@ TEST_CASE("log show --follow prints what a live hub appends until Ctrl-C") {
   REQUIRE(opened.has_value());
   auto hub = engine::Hub::open(
       {.store = std::shared_ptr<log::LogStore>(std::move(opened->store))});
-  REQUIRE_MESSAGE(hub.has_value(), hub.error().message);
+  REQUIRE_MESSAGE(hub.has_value(), testing::error_message(hub));
 
   Child follower(
       {"log", "show", "--data", store.data(), chat, "-f", "-o", "jsonl"});
@@ -523,7 +523,7 @@ TEST_CASE("log show --follow prints what a live hub appends until Ctrl-C") {
         .event_data = *engine::to_flex({{"text", "live " + std::to_string(i)}}),
     };
     auto posted = (*hub)->post_envelope(std::move(envelope));
-    REQUIRE_MESSAGE(posted.has_value(), posted.error().message);
+    REQUIRE_MESSAGE(posted.has_value(), testing::error_message(posted));
   }
   output = follower.read_until(lines_with("live 3"), std::chrono::seconds(10));
   CHECK(follower.interrupt() == 0);

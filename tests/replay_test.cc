@@ -28,7 +28,7 @@ struct Conversation {
     alice = hub.add_agent("alice");
     bob = hub.add_agent("bob");
     auto opened = hub.open(alice, "conversation", {bob});
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
     channel = opened->channel_id;
     REQUIRE(hub.say(channel, alice, "hi").has_value());
     REQUIRE(hub.say(channel, bob, "hello").has_value());
@@ -36,13 +36,13 @@ struct Conversation {
 
   std::uint64_t channel_hash() {
     auto replayed = ChannelReplay::run(hub.hub().store(), channel);
-    REQUIRE_MESSAGE(replayed.has_value(), replayed.error().message);
+    REQUIRE_MESSAGE(replayed.has_value(), testing::error_message(replayed));
     return replay::channel_state_hash((*replayed)->channel());
   }
 
   std::uint64_t store_hash() {
     auto folded = FoldedStore::fold(hub.hub().store());
-    REQUIRE_MESSAGE(folded.has_value(), folded.error().message);
+    REQUIRE_MESSAGE(folded.has_value(), testing::error_message(folded));
     return replay::store_state_hash((*folded)->state());
   }
 };
@@ -160,7 +160,7 @@ TEST_CASE("a read-only fold beside the live hub equals the hub's own fold") {
   const std::uint64_t live = c.store_hash();
   const std::filesystem::path data = c.hub.data() / "store";
   auto reader = log::open_rocksdb_log_store_read_only(data);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().message);
+  REQUIRE_MESSAGE(reader.has_value(), testing::error_message(reader));
   auto folded = FoldedStore::fold(**reader);
   REQUIRE(folded.has_value());
   CHECK(replay::store_state_hash((*folded)->state()) == live);

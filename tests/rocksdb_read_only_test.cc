@@ -25,7 +25,7 @@ void append_texts(log::LogStore& store, int first, int last) {
   for (int i = first; i <= last; ++i) {
     std::vector<log::AppendEntry> batch{text_entry("c1", std::to_string(i))};
     auto appended = store.append(batch);
-    REQUIRE_MESSAGE(appended.has_value(), appended.error().message);
+    REQUIRE_MESSAGE(appended.has_value(), testing::error_message(appended));
   }
 }
 
@@ -35,7 +35,7 @@ std::vector<std::string> all_texts(const log::LogStore& store) {
     seen.push_back(text_of(record));
     return true;
   });
-  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
   return seen;
 }
 
@@ -55,7 +55,7 @@ TEST_CASE("a read-only store reads what a live writer holding the lock wrote") {
   REQUIRE(writer.has_value());
   append_texts(*writer->store, 1, 3);
   auto reader = log::open_rocksdb_log_store_read_only(dir.path());
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().message);
+  REQUIRE_MESSAGE(reader.has_value(), testing::error_message(reader));
   CHECK((*reader)->last_sequence() == 3);
   CHECK(all_texts(**reader) == std::vector<std::string>{"1", "2", "3"});
   std::vector<std::uint64_t> channel;

@@ -27,7 +27,7 @@ using testing::text_of;
 log::OpenedLogStore open_store(const fs::path& dir,
                                log::RocksDbOptions options = {}) {
   auto opened = log::open_rocksdb_log_store(dir, options);
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   return std::move(*opened);
 }
 
@@ -37,7 +37,7 @@ void append_texts(log::LogStore& store, int first, int last,
     std::vector<log::AppendEntry> batch{
         text_entry(channel, std::to_string(i), "key-" + std::to_string(i))};
     auto appended = store.append(batch);
-    REQUIRE_MESSAGE(appended.has_value(), appended.error().message);
+    REQUIRE_MESSAGE(appended.has_value(), testing::error_message(appended));
   }
 }
 
@@ -47,7 +47,7 @@ std::vector<std::string> all_texts(const log::LogStore& store) {
     seen.push_back(text_of(record));
     return true;
   });
-  REQUIRE_MESSAGE(read.has_value(), read.error().message);
+  REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
   return seen;
 }
 
@@ -402,7 +402,7 @@ TEST_CASE("concurrent appenders share syncs: one sync acks a whole group") {
   constexpr int kAppends = 50;
   auto results = append_concurrently(*opened.store, kThreads, kAppends);
   for (const auto& result : results) {
-    REQUIRE_MESSAGE(result.has_value(), result.error().message);
+    REQUIRE_MESSAGE(result.has_value(), testing::error_message(result));
   }
   CHECK(opened.store->last_sequence() == kThreads * kAppends);
   const int syncs = disk.file_system->syncs - syncs_before;

@@ -33,7 +33,7 @@ Run parley(const std::string& arguments) {
 // store `open` returns.
 void play_tour(engine::StoreOpener open) {
   auto runner = engine::ScriptRunner::start(std::move(open));
-  REQUIRE_MESSAGE(runner.has_value(), runner.error().message);
+  REQUIRE_MESSAGE(runner.has_value(), testing::error_message(runner));
   std::ifstream script(PARLEY_SOURCE_DIR "/tools/examples/tour.jsonl");
   REQUIRE(script);
   std::string line;
@@ -43,7 +43,7 @@ void play_tour(engine::StoreOpener open) {
 void play_tour(const fs::path& dir) {
   play_tour([dir]() -> engine::Result<std::shared_ptr<log::LogStore>> {
     auto opened = log::open_rocksdb_log_store(dir);
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
     return std::shared_ptr<log::LogStore>(std::move(opened->store));
   });
 }
@@ -51,9 +51,9 @@ void play_tour(const fs::path& dir) {
 replay::AuditReport audit(const fs::path& dir,
                           std::vector<std::string> channels = {}) {
   auto opened = log::open_rocksdb_log_store(dir, {.create_if_missing = false});
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   auto report = replay::audit_store(*opened->store, {.channels = channels});
-  REQUIRE_MESSAGE(report.has_value(), report.error().message);
+  REQUIRE_MESSAGE(report.has_value(), testing::error_message(report));
   return *report;
 }
 
@@ -188,7 +188,7 @@ TEST_CASE("a store with idempotent posts and their retries audits clean") {
                              {"idempotency_key", key}}}});
   };
   auto first = post("k1");
-  REQUIRE_MESSAGE(first.has_value(), first.error().message);
+  REQUIRE_MESSAGE(first.has_value(), testing::error_message(first));
   auto retry = post("k1");  // writes nothing
   REQUIRE(retry.has_value());
   CHECK(*retry == *first);

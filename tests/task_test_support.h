@@ -40,7 +40,8 @@ inline nlohmann::json task_metadata(
 inline nlohmann::json call_ok(TestHub& t, std::string_view op,
                               const nlohmann::json& params) {
   auto result = t.ops().call(op, params);
-  REQUIRE_MESSAGE(result.has_value(), op << ": " << result.error().message);
+  REQUIRE_MESSAGE(result.has_value(),
+                  op << ": " << testing::error_message(result));
   return *result;
 }
 

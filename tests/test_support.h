@@ -10,6 +10,15 @@
 
 namespace parley::testing {
 
+// The error message of a failed `result`, or "" when it holds a value: for
+// the message of a *_MESSAGE assertion, which doctest also evaluates when
+// the assertion passes (with -s), where `result.error()` would be
+// undefined behaviour.
+template <typename Result>
+std::string error_message(const Result& result) {
+  return result ? std::string() : result.error().message;
+}
+
 // A valid envelope record in `channel` whose event_data is {"text": text}.
 std::string text_record(std::string_view channel, std::string_view text);
 

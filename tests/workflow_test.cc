@@ -13,6 +13,7 @@
 #include "engine/adapters/transition_graph.h"
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
+#include "tests/test_support.h"
 
 namespace parley::engine {
 namespace {
@@ -111,16 +112,16 @@ struct Workflow {
     if (!context.is_null()) knobs["context_vars"] = std::move(context);
     metadata = metadata_for(std::move(ids), knobs);
     auto created = adapter.validate_create(metadata);
-    REQUIRE_MESSAGE(created.has_value(), created.error().message);
+    REQUIRE_MESSAGE(created.has_value(), testing::error_message(created));
     auto initial = adapter.initial_state(metadata);
-    REQUIRE_MESSAGE(initial.has_value(), initial.error().message);
+    REQUIRE_MESSAGE(initial.has_value(), testing::error_message(initial));
     state = std::move(*initial);
   }
 
   // Posts and returns the close reason ("" when the channel stays open).
   std::string post(const Envelope& e) {
     auto ok = adapter.validate_send(metadata, view_of(e), *state);
-    REQUIRE_MESSAGE(ok.has_value(), ok.error().message);
+    REQUIRE_MESSAGE(ok.has_value(), testing::error_message(ok));
     adapter.fold(view_of(e), *state);
     const auto result = adapter.on_accepted(metadata, view_of(e), *state);
     if (result.next_state) CHECK(*result.next_state == ChannelState::kClosed);
