@@ -12,8 +12,15 @@
 namespace parley::log {
 namespace {
 
+// Keeps its records in memory, numbered after those of `base` (if any),
+// which it reads through but never writes.
 class MemoryLogStore final : public LogStore {
  public:
+  explicit MemoryLogStore(const LogStore* base)
+      : base_(base),
+        base_last_(base ? base->last_sequence() : 0),
+        sequencer_(base_last_) {}
+
   using LogStore::append;
   Result<std::vector<Position>> append(
       std::span<AppendEntry> batch,
@@ -45,12 +52,24 @@ class MemoryLogStore final : public LogStore {
 
   Result<void> read(std::uint64_t from, std::uint64_t to,
                     const RecordVisitor& visit) const override {
+    from = std::max<std::uint64_t>(from, 1);
+    if (base_ && from <= base_last_) {
+      bool stopped = false;
+      auto read = base_->read(from, std::min(to, base_last_),
+                              [&](std::uint64_t sequence, std::string_view r) {
+                                stopped = !visit(sequence, r);
+                                return !stopped;
+                              });
+      if (!read || stopped) return read;
+      from = base_last_ + 1;
+    }
     std::unique_lock lock(mutex_);
     if (closed_) return closed_error();
-    for (std::uint64_t sequence = std::max<std::uint64_t>(from, 1);
-         sequence <= std::min<std::uint64_t>(to, records_.size()); ++sequence) {
+    for (std::uint64_t sequence = from;
+         sequence <= std::min<std::uint64_t>(to, last_sequence_locked());
+         ++sequence) {
       // Copy out so the visitor may call back into the store.
-      std::string record = records_[sequence - 1];
+      std::string record = records_[sequence - base_last_ - 1];
       lock.unlock();
       if (auto checked = check_record(record, sequence); !checked) {
         return checked;
@@ -65,16 +84,32 @@ class MemoryLogStore final : public LogStore {
   Result<void> read_channel(std::string_view channel, std::uint64_t from,
                             std::uint64_t to,
                             const ChannelVisitor& visit) const override {
+    from = std::max<std::uint64_t>(from, 1);
+    auto in_base = base_channel_last(channel);
+    if (!in_base) return std::unexpected(in_base.error());
+    if (from <= *in_base) {
+      bool stopped = false;
+      auto read = base_->read_channel(
+          channel, from, std::min(to, *in_base),
+          [&](std::uint64_t channel_sequence, std::uint64_t sequence,
+              std::string_view record) {
+            stopped = !visit(channel_sequence, sequence, record);
+            return !stopped;
+          });
+      if (!read || stopped) return read;
+      from = *in_base + 1;
+    }
     std::unique_lock lock(mutex_);
     if (closed_) return closed_error();
     auto found = channels_.find(std::string(channel));
     if (found == channels_.end()) return {};
     const std::vector<std::uint64_t>& sequences = found->second;
-    for (std::uint64_t channel_sequence = std::max<std::uint64_t>(from, 1);
-         channel_sequence <= std::min<std::uint64_t>(to, sequences.size());
+    for (std::uint64_t channel_sequence = from;
+         channel_sequence <=
+         std::min<std::uint64_t>(to, *in_base + sequences.size());
          ++channel_sequence) {
-      std::uint64_t sequence = sequences[channel_sequence - 1];
-      std::string record = records_[sequence - 1];
+      std::uint64_t sequence = sequences[channel_sequence - *in_base - 1];
+      std::string record = records_[sequence - base_last_ - 1];
       lock.unlock();
       if (auto checked = check_record(record, sequence, channel_sequence);
           !checked) {
@@ -87,11 +122,21 @@ class MemoryLogStore final : public LogStore {
     return {};
   }
 
+  // An overlay's scans visit its base's entries, then its own.
   Result<void> scan_log(const RecordVisitor& visit) const override {
+    if (base_) {
+      bool stopped = false;
+      auto scanned = base_->scan_log([&](std::uint64_t sequence, auto record) {
+        stopped = !visit(sequence, record);
+        return !stopped;
+      });
+      if (!scanned || stopped) return scanned;
+    }
     std::unique_lock lock(mutex_);
     if (closed_) return closed_error();
-    for (std::uint64_t sequence = 1; sequence <= records_.size(); ++sequence) {
-      std::string record = records_[sequence - 1];
+    for (std::uint64_t sequence = base_last_ + 1;
+         sequence <= last_sequence_locked(); ++sequence) {
+      std::string record = records_[sequence - base_last_ - 1];
       lock.unlock();
       if (!visit(sequence, record)) return {};
       lock.lock();
@@ -103,6 +148,16 @@ class MemoryLogStore final : public LogStore {
   // Channels in the RocksDB backend's key order (id length, then bytes).
   Result<void> scan_channel_index(
       const ChannelIndexVisitor& visit) const override {
+    if (base_) {
+      bool stopped = false;
+      auto scanned = base_->scan_channel_index(
+          [&](std::string_view channel, std::uint64_t channel_sequence,
+              std::uint64_t sequence) {
+            stopped = !visit(channel, channel_sequence, sequence);
+            return !stopped;
+          });
+      if (!scanned || stopped) return scanned;
+    }
     std::vector<std::pair<std::string, std::vector<std::uint64_t>>> index;
     {
       std::lock_guard lock(mutex_);
@@ -114,8 +169,10 @@ class MemoryLogStore final : public LogStore {
              std::pair(b.first.size(), std::string_view(b.first));
     });
     for (const auto& [channel, sequences] : index) {
+      auto in_base = base_channel_last(channel);
+      if (!in_base) return std::unexpected(in_base.error());
       for (std::size_t i = 0; i < sequences.size(); ++i) {
-        if (!visit(channel, i + 1, sequences[i])) return {};
+        if (!visit(channel, *in_base + i + 1, sequences[i])) return {};
       }
     }
     return {};
@@ -123,6 +180,15 @@ class MemoryLogStore final : public LogStore {
 
   Result<void> scan_idempotency_index(
       const IdempotencyIndexVisitor& visit) const override {
+    if (base_) {
+      bool stopped = false;
+      auto scanned = base_->scan_idempotency_index(
+          [&](std::string_view key, std::uint64_t sequence) {
+            stopped = !visit(key, sequence);
+            return !stopped;
+          });
+      if (!scanned || stopped) return scanned;
+    }
     std::map<std::string, std::uint64_t> keys;
     {
       std::lock_guard lock(mutex_);
@@ -137,32 +203,37 @@ class MemoryLogStore final : public LogStore {
 
   Result<std::optional<std::uint64_t>> find_idempotency_key(
       std::string_view key) const override {
-    std::lock_guard lock(mutex_);
-    if (closed_) return closed_error();
-    auto found = keys_.find(std::string(key));
-    if (found == keys_.end()) return std::nullopt;
-    return found->second;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return closed_error();
+      auto found = keys_.find(std::string(key));
+      if (found != keys_.end()) return found->second;
+    }
+    if (base_) return base_->find_idempotency_key(key);
+    return std::nullopt;
   }
 
   std::uint64_t last_sequence() const override {
     std::lock_guard lock(mutex_);
-    return records_.size();
+    return last_sequence_locked();
   }
 
   Result<std::uint64_t> last_channel_sequence(
       std::string_view channel) const override {
-    std::lock_guard lock(mutex_);
-    if (closed_) return closed_error();
-    auto found = channels_.find(std::string(channel));
-    return found == channels_.end() ? 0 : found->second.size();
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return closed_error();
+    }
+    return channel_last(channel);
   }
 
   std::uint64_t wait_for_append(
       std::uint64_t after, std::chrono::milliseconds timeout) const override {
     std::unique_lock lock(mutex_);
-    appended_.wait_for(lock, timeout,
-                       [&] { return closed_ || records_.size() > after; });
-    return records_.size();
+    appended_.wait_for(lock, timeout, [&] {
+      return closed_ || last_sequence_locked() > after;
+    });
+    return last_sequence_locked();
   }
 
   Result<void> close() override {
@@ -173,28 +244,62 @@ class MemoryLogStore final : public LogStore {
   }
 
  private:
+  std::uint64_t last_sequence_locked() const {
+    return base_last_ + records_.size();
+  }
+
+  Result<std::uint64_t> base_channel_last(std::string_view channel) const {
+    if (!base_) return 0;
+    return base_->last_channel_sequence(channel);
+  }
+
+  // The channel's highest sequence, its base's and its own.
+  Result<std::uint64_t> channel_last(std::string_view channel) const {
+    auto in_base = base_channel_last(channel);
+    if (!in_base) return in_base;
+    std::lock_guard lock(mutex_);
+    auto found = channels_.find(std::string(channel));
+    return *in_base + (found == channels_.end() ? 0 : found->second.size());
+  }
+
+  const LogStore* const base_;  // not owned; outlives this store
+  const std::uint64_t base_last_;
   mutable std::mutex mutex_;
   mutable std::condition_variable appended_;
   bool closed_ = false;
-  std::vector<std::string> records_;  // records_[s - 1] has log sequence s
+  // records_[s - base_last_ - 1] has log sequence s.
+  std::vector<std::string> records_;
+  // Channel -> log sequences of its own records, in channel order after
+  // the base's.
   std::unordered_map<std::string, std::vector<std::uint64_t>> channels_;
   std::unordered_map<std::string, std::uint64_t> keys_;
-  Sequencer sequencer_{0};
+  Sequencer sequencer_;
+  // Called under mutex_.
   const Sequencer::Lookups lookups_{
       .last_channel_sequence =
           [this](std::string_view channel) -> Result<std::uint64_t> {
+        auto in_base = base_channel_last(channel);
+        if (!in_base) return in_base;
         auto found = channels_.find(std::string(channel));
-        return found == channels_.end() ? 0 : found->second.size();
+        return *in_base + (found == channels_.end() ? 0 : found->second.size());
       },
       .key_exists = [this](std::string_view key) -> Result<bool> {
-        return keys_.contains(std::string(key));
+        if (keys_.contains(std::string(key))) return true;
+        if (!base_) return false;
+        auto found = base_->find_idempotency_key(key);
+        if (!found) return std::unexpected(found.error());
+        return found->has_value();
       }};
 };
 
 }  // namespace
 
 std::unique_ptr<LogStore> make_memory_log_store() {
-  return std::make_unique<MemoryLogStore>();
+  return std::make_unique<MemoryLogStore>(nullptr);
+}
+
+std::unique_ptr<LogStore> make_overlay_log_store(const LogStore& base) {
+  return std::make_unique<MemoryLogStore>(&base);
 }
 
 }  // namespace parley::log

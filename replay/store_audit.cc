@@ -6,6 +6,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "engine/hub.h"
 #include "engine/idempotency.h"
@@ -19,15 +22,69 @@
 namespace parley::replay {
 namespace {
 
-// What the raw scan of the log found under one key.
+// What the raw scan of the log found under one key. Kept for every record,
+// so kept small: the channel is interned (ChannelNames).
 struct StoredRecord {
+  std::uint64_t channel_sequence = 0;
+  std::uint32_t channel = 0;  // an envelope's channel_id; 0: none
+  bool present = false;       // the log holds this key
   bool verified = false;
   bool envelope = false;
-  std::string channel;          // an envelope's channel_id
-  std::string sender;           // an envelope's sender_id
-  std::string idempotency_key;  // an envelope's idempotency_key
-  std::uint64_t channel_sequence = 0;
   bool indexed = false;  // a channel-index entry points at it correctly
+};
+
+// Channel ids, each stored once; id 0 is "".
+class ChannelNames {
+ public:
+  std::uint32_t intern(std::string_view channel) {
+    if (channel.empty()) return 0;
+    auto [it, fresh] = ids_.try_emplace(
+        std::string(channel), static_cast<std::uint32_t>(names_.size()));
+    if (fresh) names_.push_back(it->first);
+    return it->second;
+  }
+  const std::string& operator[](std::uint32_t id) const { return names_[id]; }
+
+ private:
+  std::vector<std::string> names_{""};
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
+// StoredRecords by log sequence: a dense table for 1..last (the keys a
+// sound store holds) and a map for any other key a damaged one holds.
+class RecordTable {
+ public:
+  explicit RecordTable(std::uint64_t last) : dense_(last) {}
+
+  StoredRecord& add(std::uint64_t key) {
+    StoredRecord& stored =
+        key >= 1 && key <= dense_.size() ? dense_[key - 1] : strays_[key];
+    stored.present = true;
+    return stored;
+  }
+  StoredRecord* find(std::uint64_t key) {
+    if (key >= 1 && key <= dense_.size()) {
+      return dense_[key - 1].present ? &dense_[key - 1] : nullptr;
+    }
+    auto found = strays_.find(key);
+    return found == strays_.end() ? nullptr : &found->second;
+  }
+  // Visits every record in key order.
+  template <typename Visit>
+  void for_each(Visit visit) const {
+    auto stray = strays_.begin();
+    for (; stray != strays_.end() && stray->first < 1; ++stray) {
+      visit(stray->first, stray->second);
+    }
+    for (std::uint64_t key = 1; key <= dense_.size(); ++key) {
+      if (dense_[key - 1].present) visit(key, dense_[key - 1]);
+    }
+    for (; stray != strays_.end(); ++stray) visit(stray->first, stray->second);
+  }
+
+ private:
+  std::vector<StoredRecord> dense_;
+  std::map<std::uint64_t, StoredRecord> strays_;
 };
 
 std::string range_text(std::uint64_t first, std::uint64_t last) {
@@ -38,7 +95,7 @@ std::string range_text(std::uint64_t first, std::uint64_t last) {
 class Auditor {
  public:
   Auditor(const log::LogStore& store, AuditReport& report)
-      : store_(store), report_(report) {}
+      : store_(store), report_(report), records_(store.last_sequence()) {}
 
   engine::Result<void> run() {
     if (auto scanned = scan_log(); !scanned) return scanned;
@@ -79,7 +136,7 @@ class Auditor {
                     " missing from the log (the log is not dense)");
       }
       expected = key + 1;
-      StoredRecord& stored = records_[key];
+      StoredRecord& stored = records_.add(key);
       auto sequences = schema::verify_record(bytes);
       if (!sequences) {
         problem({}, 0, key, "record fails the FlatBuffers Verifier");
@@ -90,28 +147,33 @@ class Auditor {
       const schema::Record* root = schema::GetRecord(bytes.data());
       if (const auto* envelope = root->body_as_Envelope()) {
         stored.envelope = true;
-        stored.channel = envelope->channel_id()->str();
-        stored.sender = envelope->sender_id()->str();
-        if (envelope->idempotency_key()) {
-          stored.idempotency_key = envelope->idempotency_key()->str();
+        stored.channel =
+            channels_.intern(envelope->channel_id()->string_view());
+        if (envelope->idempotency_key() &&
+            envelope->idempotency_key()->size() > 0) {
+          post_keys_[key] = engine::post_idempotency_key(
+              envelope->channel_id()->string_view(),
+              envelope->sender_id()->string_view(),
+              envelope->idempotency_key()->string_view());
         }
-        channels_seen.insert(stored.channel);
+        channels_seen.insert(channels_[stored.channel]);
       } else if (const auto* created = root->body_as_ChannelCreated()) {
         channels_seen.insert(created->channel_id()->str());
         created_at_[created->channel_id()->str()] = key;
       }
+      const std::string& channel = channels_[stored.channel];
       if (sequences->log_sequence != key) {
-        problem(stored.channel, stored.channel_sequence, key,
+        problem(channel, stored.channel_sequence, key,
                 "record stamped with log sequence " +
                     std::to_string(sequences->log_sequence) +
                     ", stored under " + std::to_string(key));
       }
-      if (!stored.channel.empty() && stored.channel_sequence == 0) {
-        problem(stored.channel, 0, key,
+      if (!channel.empty() && stored.channel_sequence == 0) {
+        problem(channel, 0, key,
                 "envelope has no channel sequence (not in the channel index)");
       }
       if (stored.channel_sequence != 0) {
-        stamped_[stored.channel].push_back({stored.channel_sequence, key});
+        stamped_[channel].push_back({stored.channel_sequence, key});
       }
       return true;
     });
@@ -163,19 +225,19 @@ class Auditor {
                     range_text(next, channel_sequence - 1) + " missing");
       }
       next = channel_sequence + 1;
-      auto found = records_.find(log_sequence);
-      if (found == records_.end()) {
+      StoredRecord* found = records_.find(log_sequence);
+      if (!found) {
         problem(id, channel_sequence, log_sequence,
                 "channel index entry points at log sequence " +
                     std::to_string(log_sequence) + ", which is missing");
         return true;
       }
-      StoredRecord& stored = found->second;
+      StoredRecord& stored = *found;
       if (!stored.verified) return true;  // already reported
-      if (stored.channel != id) {
+      if (channels_[stored.channel] != id) {
         problem(id, channel_sequence, log_sequence,
                 "channel index entry points at a record of channel '" +
-                    stored.channel + "'");
+                    channels_[stored.channel] + "'");
       } else if (stored.channel_sequence != channel_sequence) {
         problem(id, channel_sequence, log_sequence,
                 "channel index entry points at a record stamped with "
@@ -191,36 +253,34 @@ class Auditor {
   }
 
   void check_unindexed() {
-    for (const auto& [log_sequence, stored] : records_) {
-      if (stored.verified && stored.channel_sequence != 0 && !stored.indexed &&
-          !stored.channel.empty()) {
-        problem(stored.channel, stored.channel_sequence, log_sequence,
-                "missing from the channel index");
-      }
-    }
+    records_.for_each(
+        [&](std::uint64_t log_sequence, const StoredRecord& stored) {
+          if (stored.verified && stored.channel_sequence != 0 &&
+              !stored.indexed && stored.channel != 0) {
+            problem(channels_[stored.channel], stored.channel_sequence,
+                    log_sequence, "missing from the channel index");
+          }
+        });
   }
 
   engine::Result<void> scan_idempotency_index() {
     std::map<std::uint64_t, std::string> key_of;
     auto scanned = store_.scan_idempotency_index(
         [&](std::string_view key, std::uint64_t log_sequence) {
-          auto found = records_.find(log_sequence);
-          const std::string channel =
-              found == records_.end() ? "" : found->second.channel;
+          const StoredRecord* found = records_.find(log_sequence);
+          const std::string& channel = channels_[found ? found->channel : 0];
           const std::uint64_t channel_sequence =
-              found == records_.end() ? 0 : found->second.channel_sequence;
-          if (found == records_.end()) {
+              found ? found->channel_sequence : 0;
+          if (!found) {
             problem({}, 0, log_sequence,
                     "idempotency key '" + std::string(key) +
                         "' points at log sequence " +
                         std::to_string(log_sequence) + ", which is missing");
-          } else if (!found->second.verified) {
+          } else if (!found->verified) {
             // already reported
-          } else if (const StoredRecord& stored = found->second;
-                     !stored.envelope || stored.idempotency_key.empty() ||
-                     key != engine::post_idempotency_key(
-                                stored.channel, stored.sender,
-                                stored.idempotency_key)) {
+          } else if (auto posted = post_keys_.find(log_sequence);
+                     !found->envelope || posted == post_keys_.end() ||
+                     key != posted->second) {
             problem(channel, channel_sequence, log_sequence,
                     "idempotency key '" + std::string(key) +
                         "' points at a record that is not an envelope "
@@ -314,33 +374,12 @@ class Auditor {
     }
   }
 
-  // Opens a Hub on a copy of the log and compares what it reports with
-  // `folded`.
+  // Opens a Hub on the log, through an overlay that keeps what the Hub
+  // writes at open (orphaned channels it expires) off the store, and
+  // compares what it reports with `folded`.
   void compare_with_engine(const engine::HubState& folded) {
-    std::shared_ptr<log::LogStore> copy = log::make_memory_log_store();
-    std::vector<log::AppendEntry> batch;
-    std::optional<std::string> copy_failed;
-    auto flush = [&] {
-      if (batch.empty()) return true;
-      auto appended = copy->append(batch);
-      batch.clear();
-      if (!appended) copy_failed = appended.error().message;
-      return appended.has_value();
-    };
-    auto read =
-        store_.read(1, log::kLastSequence,
-                    [&](std::uint64_t log_sequence, std::string_view record) {
-                      batch.push_back({std::string(record),
-                                       records_[log_sequence].channel});
-                      return batch.size() < 1024 || flush();
-                    });
-    if (!read || !flush()) {
-      problem({}, 0, 0,
-              "could not copy the log for the engine: " +
-                  (copy_failed ? *copy_failed : read.error().message));
-      return;
-    }
-    auto hub = engine::Hub::open({.store = copy});
+    auto hub =
+        engine::Hub::open({.store = log::make_overlay_log_store(store_)});
     if (!hub) {
       problem({}, 0, 0, "the engine refuses the log: " + hub.error().message);
       return;
@@ -446,7 +485,11 @@ class Auditor {
 
   const log::LogStore& store_;
   AuditReport& report_;
-  std::map<std::uint64_t, StoredRecord> records_;
+  ChannelNames channels_;
+  RecordTable records_;
+  // log sequence -> the index key of an envelope posted with an
+  // idempotency key (engine::post_idempotency_key)
+  std::map<std::uint64_t, std::string> post_keys_;
   // channel -> the log sequence of its ChannelCreated record
   std::map<std::string, std::uint64_t> created_at_;
   // channel -> (channel sequence, log sequence) stamped on its records

@@ -40,7 +40,15 @@ struct RocksDbBackend {
   }
 };
 
-#define BACKENDS MemoryBackend, RocksDbBackend
+// An overlay on an empty RocksDB store: every record is the overlay's own.
+// (An overlay on records of its base: the tests at the end.)
+struct OverlayBackend {
+  RocksDbBackend base;
+  std::unique_ptr<log::LogStore> store =
+      log::make_overlay_log_store(*base.store);
+};
+
+#define BACKENDS MemoryBackend, RocksDbBackend, OverlayBackend
 
 std::vector<std::string> texts(const log::LogStore& store,
                                std::uint64_t from = 1,
@@ -367,6 +375,57 @@ TEST_CASE_TEMPLATE("calls after close fail with closed", Backend, BACKENDS) {
   auto read = backend.store->read(1, 1, [](auto, auto) { return true; });
   REQUIRE_FALSE(read.has_value());
   CHECK(read.error().code == ErrorCode::kClosed);
+}
+
+TEST_CASE("an overlay reads its base, appends after it, and leaves it as is") {
+  RocksDbBackend base;
+  REQUIRE(append(*base.store, {text_entry("c1", "a", "k1"),
+                               text_entry("c2", "b"), text_entry("c1", "c")}));
+  auto overlay = log::make_overlay_log_store(*base.store);
+  CHECK(overlay->last_sequence() == 3);
+  CHECK(overlay->last_channel_sequence("c1") == 2);
+  auto appended = append(*overlay, {text_entry("c1", "d", "k2")});
+  REQUIRE_MESSAGE(appended.has_value(), testing::error_message(appended));
+  CHECK(appended->front().log_sequence == 4);
+  CHECK(appended->front().channel_sequence == 3);
+  auto reused = append(*overlay, {text_entry("c2", "e", "k1")});
+  REQUIRE_FALSE(reused.has_value());
+  CHECK(reused.error().code == ErrorCode::kConflict);
+  CHECK(texts(*overlay) == std::vector<std::string>{"a", "b", "c", "d"});
+  CHECK(texts(*overlay, 3, 4) == std::vector<std::string>{"c", "d"});
+  CHECK(channel_texts(*overlay, "c1") ==
+        std::vector<std::string>{"a", "c", "d"});
+  CHECK(channel_texts(*overlay, "c1", 2, 3) ==
+        std::vector<std::string>{"c", "d"});
+  CHECK(overlay->find_idempotency_key("k1").value() == 1);
+  CHECK(overlay->find_idempotency_key("k2").value() == 4);
+  std::vector<std::uint64_t> scanned;
+  REQUIRE(overlay->scan_log([&](std::uint64_t sequence, std::string_view) {
+    scanned.push_back(sequence);
+    return true;
+  }));
+  CHECK(scanned == std::vector<std::uint64_t>{1, 2, 3, 4});
+  REQUIRE(overlay->close());
+  CHECK(base.store->last_sequence() == 3);
+  CHECK(texts(*base.store) == std::vector<std::string>{"a", "b", "c"});
+  CHECK_FALSE(base.store->find_idempotency_key("k2").value().has_value());
+}
+
+TEST_CASE("an overlay's reads stop where the visitor stops, in the base too") {
+  RocksDbBackend base;
+  REQUIRE(append(*base.store, {text_entry("c1", "a"), text_entry("c1", "b")}));
+  auto overlay = log::make_overlay_log_store(*base.store);
+  REQUIRE(append(*overlay, {text_entry("c1", "c")}));
+  int visits = 0;
+  REQUIRE(overlay->read(1, kLastSequence, [&](auto, auto) {
+    ++visits;
+    return false;
+  }));
+  CHECK(visits == 1);
+  visits = 0;
+  REQUIRE(overlay->read_channel(
+      "c1", 1, kLastSequence, [&](auto, auto, auto) { return ++visits < 2; }));
+  CHECK(visits == 2);
 }
 
 }  // namespace

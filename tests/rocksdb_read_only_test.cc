@@ -4,8 +4,11 @@
 #include <rocksdb/db.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "log/rocksdb_log_store.h"
@@ -39,6 +42,31 @@ std::vector<std::string> all_texts(const log::LogStore& store) {
   return seen;
 }
 
+// Points TMPDIR, where read-only views make their secondary directories,
+// at a fresh directory of the test's own while it lives, so that counting
+// them is not disturbed by tests running in parallel.
+class PrivateTmpdir {
+ public:
+  PrivateTmpdir() {
+    if (const char* tmpdir = std::getenv("TMPDIR")) previous_ = tmpdir;
+    ::setenv("TMPDIR", dir_.path().c_str(), 1);
+  }
+  PrivateTmpdir(const PrivateTmpdir&) = delete;
+  PrivateTmpdir& operator=(const PrivateTmpdir&) = delete;
+  ~PrivateTmpdir() {
+    if (previous_) {
+      ::setenv("TMPDIR", previous_->c_str(), 1);
+    } else {
+      ::unsetenv("TMPDIR");
+    }
+  }
+
+ private:
+  testing::ScratchDir dir_;
+  std::optional<std::string> previous_;
+};
+
+// Secondary directories in the temp directory (see PrivateTmpdir).
 std::size_t secondary_directories() {
   std::size_t count = 0;
   for (const auto& entry : fs::directory_iterator(fs::temp_directory_path())) {
@@ -136,6 +164,7 @@ TEST_CASE("a read-only store refuses appends and writes nothing") {
 TEST_CASE(
     "opening a missing store read-only fails not-found, creates nothing") {
   testing::ScratchDir dir;
+  PrivateTmpdir tmpdir;
   const std::size_t before = secondary_directories();
   auto missing = log::open_rocksdb_log_store_read_only(dir.path() / "none");
   REQUIRE_FALSE(missing.has_value());
@@ -168,6 +197,7 @@ TEST_CASE("a RocksDB database that is not a Parley store is refused") {
 
 TEST_CASE("closing a read-only store removes its secondary directory") {
   testing::ScratchDir dir;
+  PrivateTmpdir tmpdir;
   {
     auto writer = log::open_rocksdb_log_store(dir.path());
     REQUIRE(writer.has_value());
