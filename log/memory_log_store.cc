@@ -52,6 +52,7 @@ class MemoryLogStore final : public LogStore {
 
   Result<void> read(std::uint64_t from, std::uint64_t to,
                     const RecordVisitor& visit) const override {
+    if (auto open = check_open(); !open) return open;
     from = std::max<std::uint64_t>(from, 1);
     if (base_ && from <= base_last_) {
       bool stopped = false;
@@ -84,6 +85,7 @@ class MemoryLogStore final : public LogStore {
   Result<void> read_channel(std::string_view channel, std::uint64_t from,
                             std::uint64_t to,
                             const ChannelVisitor& visit) const override {
+    if (auto open = check_open(); !open) return open;
     from = std::max<std::uint64_t>(from, 1);
     auto in_base = base_channel_last(channel);
     if (!in_base) return std::unexpected(in_base.error());
@@ -124,6 +126,7 @@ class MemoryLogStore final : public LogStore {
 
   // An overlay's scans visit its base's entries, then its own.
   Result<void> scan_log(const RecordVisitor& visit) const override {
+    if (auto open = check_open(); !open) return open;
     if (base_) {
       bool stopped = false;
       auto scanned = base_->scan_log([&](std::uint64_t sequence, auto record) {
@@ -148,6 +151,7 @@ class MemoryLogStore final : public LogStore {
   // Channels in the RocksDB backend's key order (id length, then bytes).
   Result<void> scan_channel_index(
       const ChannelIndexVisitor& visit) const override {
+    if (auto open = check_open(); !open) return open;
     if (base_) {
       bool stopped = false;
       auto scanned = base_->scan_channel_index(
@@ -180,6 +184,7 @@ class MemoryLogStore final : public LogStore {
 
   Result<void> scan_idempotency_index(
       const IdempotencyIndexVisitor& visit) const override {
+    if (auto open = check_open(); !open) return open;
     if (base_) {
       bool stopped = false;
       auto scanned = base_->scan_idempotency_index(
@@ -220,10 +225,7 @@ class MemoryLogStore final : public LogStore {
 
   Result<std::uint64_t> last_channel_sequence(
       std::string_view channel) const override {
-    {
-      std::lock_guard lock(mutex_);
-      if (closed_) return closed_error();
-    }
+    if (auto open = check_open(); !open) return std::unexpected(open.error());
     return channel_last(channel);
   }
 
@@ -244,6 +246,12 @@ class MemoryLogStore final : public LogStore {
   }
 
  private:
+  Result<void> check_open() const {
+    std::lock_guard lock(mutex_);
+    if (closed_) return closed_error();
+    return {};
+  }
+
   std::uint64_t last_sequence_locked() const {
     return base_last_ + records_.size();
   }

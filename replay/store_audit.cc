@@ -50,13 +50,16 @@ class ChannelNames {
   std::unordered_map<std::string, std::uint32_t> ids_;
 };
 
-// StoredRecords by log sequence: a dense table for 1..last (the keys a
-// sound store holds) and a map for any other key a damaged one holds.
+// StoredRecords by log sequence: a dense table for the keys from 1 up, as
+// a sound store holds them (a scan adds them in order), and a map for keys
+// far past the table's end or 0, which only a damaged store holds.
 class RecordTable {
  public:
-  explicit RecordTable(std::uint64_t last) : dense_(last) {}
-
   StoredRecord& add(std::uint64_t key) {
+    constexpr std::uint64_t kMaxGap = 1 << 16;
+    if (key > dense_.size() && key - dense_.size() <= kMaxGap) {
+      dense_.resize(key);
+    }
     StoredRecord& stored =
         key >= 1 && key <= dense_.size() ? dense_[key - 1] : strays_[key];
     stored.present = true;
@@ -95,7 +98,7 @@ std::string range_text(std::uint64_t first, std::uint64_t last) {
 class Auditor {
  public:
   Auditor(const log::LogStore& store, AuditReport& report)
-      : store_(store), report_(report), records_(store.last_sequence()) {}
+      : store_(store), report_(report) {}
 
   engine::Result<void> run() {
     if (auto scanned = scan_log(); !scanned) return scanned;

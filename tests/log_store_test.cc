@@ -406,6 +406,9 @@ TEST_CASE("an overlay reads its base, appends after it, and leaves it as is") {
   }));
   CHECK(scanned == std::vector<std::uint64_t>{1, 2, 3, 4});
   REQUIRE(overlay->close());
+  auto after_close = overlay->read(1, 1, [](auto, auto) { return true; });
+  REQUIRE_FALSE(after_close.has_value());
+  CHECK(after_close.error().code == ErrorCode::kClosed);
   CHECK(base.store->last_sequence() == 3);
   CHECK(texts(*base.store) == std::vector<std::string>{"a", "b", "c"});
   CHECK_FALSE(base.store->find_idempotency_key("k2").value().has_value());
