@@ -94,6 +94,28 @@ class LogStore {
     return append(batch, {});
   }
 
+  // Told once a batch append_deferred() sequenced is durable, or the error
+  // that lost it (kIoError, kFailed). Runs on the thread that wrote the
+  // batch's group, with no lock of the store held; may end the storage of
+  // the batch.
+  using DurableCallback = std::function<void(Result<void>)>;
+
+  // append() without the wait, for a caller that sequences several batches
+  // before it waits for any: checks and sequences `batch` as append() does
+  // and returns its positions, leaving it to be written with a later group
+  // commit — the one a flush() or an append() starts. `on_durable` is told
+  // the outcome; the caller keeps `batch` alive and unchanged until then.
+  // A refusal before sequencing is returned and nothing is told. The
+  // default appends and tells before it returns.
+  virtual Result<std::vector<Position>> append_deferred(
+      std::span<AppendEntry> batch, DurableCallback on_durable);
+
+  // Makes every batch sequenced before the call durable: writes the ones
+  // no thread is writing yet as one group commit, or waits for the thread
+  // that does. Fails as append() does when that group fails. The default
+  // has nothing to wait for.
+  virtual Result<void> flush() { return {}; }
+
   // Visits records with from <= log_sequence <= to in order. Every record
   // passes the FlatBuffers Verifier and carries the sequence it is stored
   // under, or the read stops with kCorruption naming the log sequence.

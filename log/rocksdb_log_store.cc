@@ -3,6 +3,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 #include <stdlib.h>
@@ -48,6 +49,20 @@ rocksdb::Slice slice(std::string_view bytes) {
 // Column family handles in the order of families().
 enum Family { kDefault, kLog, kChannelIndex, kIdempotency, kMeta, kFamilies };
 
+// A channel-index key's channel part (its length byte and id), so that
+// each channel's keys, which ascend, are inserted at a remembered spot.
+class ChannelPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "parley.ChannelPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return {key.data(), 1 + std::size_t{static_cast<std::uint8_t>(key[0])}};
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return !key.empty() &&
+           key.size() >= 1 + std::size_t{static_cast<std::uint8_t>(key[0])};
+  }
+};
+
 std::vector<rocksdb::ColumnFamilyDescriptor> families() {
   rocksdb::ColumnFamilyOptions plain;
   plain.level_compaction_dynamic_level_bytes = true;
@@ -62,9 +77,18 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families() {
   scans.block_size = 64 << 10;
   sequential.table_factory.reset(rocksdb::NewBlockBasedTableFactory(scans));
   sequential.compression = rocksdb::kLZ4Compression;
+  // Appends are single-threaded (one group leader at a time), so memtable
+  // inserts can use hints (DBOptions::allow_concurrent_memtable_write is
+  // off): the log's keys always go at the end, each channel's after its
+  // last, and an insert skips the skiplist search.
+  sequential.memtable_insert_with_hint_prefix_extractor.reset(
+      rocksdb::NewFixedPrefixTransform(0));
+  rocksdb::ColumnFamilyOptions channel_index = plain;
+  channel_index.memtable_insert_with_hint_prefix_extractor =
+      std::make_shared<ChannelPrefix>();
   return {{rocksdb::kDefaultColumnFamilyName, plain},
           {std::string(layout::kLogFamily), sequential},
-          {std::string(layout::kChannelIndexFamily), plain},
+          {std::string(layout::kChannelIndexFamily), channel_index},
           {std::string(layout::kIdempotencyFamily), point_lookups},
           {std::string(layout::kMetaFamily), plain}};
 }
@@ -119,6 +143,9 @@ class RocksDbLogStore final : public LogStore {
   Result<std::vector<Position>> append(
       std::span<AppendEntry> batch,
       const SequencedCallback& on_sequenced) override;
+  Result<std::vector<Position>> append_deferred(
+      std::span<AppendEntry> batch, DurableCallback on_durable) override;
+  Result<void> flush() override;
   Result<void> read(std::uint64_t from, std::uint64_t to,
                     const RecordVisitor& visit) const override;
   Result<void> read_channel(std::string_view channel, std::uint64_t from,
@@ -139,27 +166,38 @@ class RocksDbLogStore final : public LogStore {
   Result<void> close() override;
 
  private:
-  // One append call: lives on the appending thread's stack until its
-  // group is done.
-  struct Writer {
+  // One batch of a group: the appender's entries (alive and unchanged
+  // until the group is done) and the positions they were given.
+  struct Member {
     std::span<AppendEntry> batch;
-    Result<std::vector<Position>> result;
+    std::vector<Position> positions;
+    DurableCallback on_durable;  // append_deferred() only
   };
 
-  // A group commit: the writers sequenced, in order, while the previous
-  // group was being written. Its first writer leads it: seals it, writes it
-  // as one WriteBatch with one sync, sets every result and wakes the
-  // others with one futex call. Shared by the leader and the writers
-  // waiting on it.
+  // A group commit: the batches sequenced, in order, while the group before
+  // it was being written. One thread leads it: the first that needs it
+  // written (an append() waiting for its batch, a flush()) once no other
+  // leader is active. The leader seals it, writes it as one WriteBatch with
+  // one sync, hands the lead on, tells every deferred member and wakes the
+  // waiters with one futex call. Shared by the leader and every waiter.
   struct Group {
-    std::vector<Writer*> writers;  // guarded by mutex_ until sealed
-    WakeFlag leader_turn;          // the previous group is done: lead this one
-    WakeFlag done;                 // every writer's result is set
+    std::vector<Member> members;  // guarded by mutex_ until sealed
+    bool has_leader = false;      // guarded by mutex_
+    WakeFlag leader_turn;  // the group before is done: its leader leads this
+    WakeFlag done;         // written or failed: `outcome` is set
+    Result<void> outcome;
   };
   using GroupPtr = std::shared_ptr<Group>;
 
-  Result<std::vector<Position>> lead(const GroupPtr& group, Writer& self);
-  rocksdb::Status write_group(const std::vector<Writer*>& writers);
+  // Checks and sequences `batch` into the open group. Takes mutex_.
+  Result<std::pair<std::vector<Position>, GroupPtr>> sequence(
+      std::span<AppendEntry> batch, DurableCallback on_durable);
+  // Returns once `group` is done, leading it if nobody else will; called
+  // with `lock` on mutex_ held, returns with it released.
+  Result<void> finish(std::unique_lock<std::mutex>& lock,
+                      const GroupPtr& group);
+  Result<void> lead(const GroupPtr& group);
+  rocksdb::Status write_group(const std::vector<Member>& members);
   Result<std::uint64_t> durable_last_channel_sequence(
       std::string_view channel) const;
   Result<std::optional<std::uint64_t>> durable_find_key(
@@ -186,9 +224,9 @@ class RocksDbLogStore final : public LogStore {
   // Guards everything below. Held while sequencing, never during a write.
   mutable std::mutex mutex_;
   mutable std::condition_variable appended_;
-  // The group new writers join; sealed (reset) by its leader before it
-  // writes. Non-null only while a leader is active.
+  // The group new batches join, until its leader seals (resets) it.
   GroupPtr open_group_;
+  GroupPtr writing_group_;  // sealed, being written by the active leader
   bool leader_active_ = false;
   std::atomic<bool> closed_ = false;  // also read without the lock
   std::optional<Error> failed_;
@@ -209,6 +247,30 @@ class RocksDbLogStore final : public LogStore {
 
 Result<std::vector<Position>> RocksDbLogStore::append(
     std::span<AppendEntry> batch, const SequencedCallback& on_sequenced) {
+  auto sequenced = sequence(batch, {});
+  if (!sequenced) return std::unexpected(sequenced.error());
+  auto& [positions, group] = *sequenced;
+  if (on_sequenced) on_sequenced(positions);
+  if (!group) return std::move(positions);  // an empty batch
+  std::unique_lock lock(mutex_);
+  if (auto written = finish(lock, group); !written) {
+    return std::unexpected(written.error());
+  }
+  return std::move(positions);
+}
+
+Result<std::vector<Position>> RocksDbLogStore::append_deferred(
+    std::span<AppendEntry> batch, DurableCallback on_durable) {
+  auto sequenced = sequence(batch, on_durable);
+  if (!sequenced) return std::unexpected(sequenced.error());
+  auto& [positions, group] = *sequenced;
+  if (!group) on_durable({});  // an empty batch
+  return std::move(positions);
+}
+
+Result<std::pair<std::vector<Position>, RocksDbLogStore::GroupPtr>>
+RocksDbLogStore::sequence(std::span<AppendEntry> batch,
+                          DurableCallback on_durable) {
   if (read_only()) {
     if (closed_) return closed_error();
     return std::unexpected(
@@ -222,29 +284,40 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   if (auto room = check_free_space(); !room) {
     return std::unexpected(room.error());
   }
-  Writer self{.batch = batch};
-  std::unique_lock lock(mutex_);
+  std::lock_guard lock(mutex_);
   if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
-  self.result = sequencer_.assign(batch, lookups_);
-  if (!self.result) return std::move(self.result);
+  auto positions = sequencer_.assign(batch, lookups_);
+  if (!positions) return std::unexpected(positions.error());
+  if (batch.empty()) return std::pair{std::move(*positions), GroupPtr()};
   if (!open_group_) open_group_ = std::make_shared<Group>();
-  const GroupPtr group = open_group_;
-  const bool leads = group->writers.empty();
-  group->writers.push_back(&self);
-  const bool leads_now = leads && !leader_active_;
-  if (leads_now) leader_active_ = true;
-  // A copy: once unlocked, a leader failing the group may set self.result.
-  std::optional<std::vector<Position>> sequenced;
-  if (on_sequenced) sequenced = *self.result;
-  lock.unlock();
-  if (on_sequenced) on_sequenced(*sequenced);
-  if (leads) {
-    if (!leads_now) group->leader_turn.wait();
-    return lead(group, self);
+  open_group_->members.push_back({batch, *positions, std::move(on_durable)});
+  return std::pair{std::move(*positions), open_group_};
+}
+
+Result<void> RocksDbLogStore::flush() {
+  std::unique_lock lock(mutex_);
+  const GroupPtr group = open_group_ ? open_group_ : writing_group_;
+  if (!group) {
+    if (failed_) return std::unexpected(*failed_);
+    return {};
   }
+  return finish(lock, group);
+}
+
+Result<void> RocksDbLogStore::finish(std::unique_lock<std::mutex>& lock,
+                                     const GroupPtr& group) {
+  if (group == open_group_ && !group->has_leader) {
+    group->has_leader = true;
+    const bool leads_now = !leader_active_;
+    leader_active_ = true;
+    lock.unlock();
+    if (!leads_now) group->leader_turn.wait();
+    return lead(group);
+  }
+  lock.unlock();
   group->done.wait();
-  return std::move(self.result);
+  return group->outcome;
 }
 
 Result<void> RocksDbLogStore::check_free_space() {
@@ -270,59 +343,62 @@ Result<void> RocksDbLogStore::check_free_space() {
                 std::to_string(min_free_bytes_) + "; nothing was written"});
 }
 
-// Seals `group` and writes it with one sync. Runs on the thread of its
-// first writer once no other leader is active; hands the lead to the next
-// group's first writer when done.
-Result<std::vector<Position>> RocksDbLogStore::lead(const GroupPtr& group,
-                                                    Writer& self) {
+// Seals `group` and writes it with one sync. Runs on the thread that
+// claimed it once no other leader is active; hands the lead to the next
+// group's claimant, if it has one, when done.
+Result<void> RocksDbLogStore::lead(const GroupPtr& group) {
   std::unique_lock lock(mutex_);
-  open_group_.reset();  // sealed: later writers start the next group
+  if (open_group_ == group) open_group_.reset();  // later batches: next group
+  writing_group_ = group;
   const std::optional<Error> failed = failed_;
   lock.unlock();
-  const std::vector<Writer*>& writers = group->writers;
+  const std::vector<Member>& members = group->members;
   rocksdb::Status status;
-  if (!failed) status = write_group(writers);
+  if (!failed) status = write_group(members);
   lock.lock();
   if (failed) {
-    for (Writer* writer : writers) writer->result = std::unexpected(*failed);
+    group->outcome = std::unexpected(*failed);
   } else if (status.ok()) {
-    for (const Writer* writer : writers) {
-      for (const AppendEntry& entry : writer->batch) {
+    for (const Member& member : members) {
+      for (const AppendEntry& entry : member.batch) {
         if (!entry.idempotency_key.empty()) {
           sequencer_.key_committed(entry.idempotency_key);
         }
       }
     }
-    last_sequence_ = writers.back()->result->back().log_sequence;
+    last_sequence_ = members.back().positions.back().log_sequence;
   } else {
     // The sequencer has numbered past this group: nothing may follow it.
     failed_ = Error{ErrorCode::kFailed,
                     "log store failed: an earlier write or sync failed (" +
                         status.ToString() +
                         "); refusing appends until the store is reopened"};
-    Error write_error{ErrorCode::kIoError,
-                      "log append failed: " + status.ToString()};
-    for (Writer* writer : writers)
-      writer->result = std::unexpected(write_error);
+    group->outcome = std::unexpected(
+        Error{ErrorCode::kIoError, "log append failed: " + status.ToString()});
   }
-  auto result = std::move(self.result);
+  writing_group_.reset();
   const GroupPtr next = open_group_;
-  leader_active_ = next != nullptr;
+  const bool hand_on = next && next->has_leader;
+  leader_active_ = hand_on;
   lock.unlock();
-  // Once `done` is set the writers may return: touch none of them after.
+  if (hand_on) next->leader_turn.set();
+  // A told member may end its batch's storage: touch no batch after this.
+  for (const Member& member : members) {
+    if (member.on_durable) member.on_durable(group->outcome);
+  }
+  Result<void> outcome = group->outcome;
   group->done.set();
-  if (next) next->leader_turn.set();
   appended_.notify_all();
-  return result;
+  return outcome;
 }
 
 rocksdb::Status RocksDbLogStore::write_group(
-    const std::vector<Writer*>& writers) {
+    const std::vector<Member>& members) {
   rocksdb::WriteBatch batch;
-  for (const Writer* writer : writers) {
-    for (std::size_t i = 0; i < writer->batch.size(); ++i) {
-      const AppendEntry& entry = writer->batch[i];
-      const Position& position = (*writer->result)[i];
+  for (const Member& member : members) {
+    for (std::size_t i = 0; i < member.batch.size(); ++i) {
+      const AppendEntry& entry = member.batch[i];
+      const Position& position = member.positions[i];
       std::string sequence = layout::encode_be64(position.log_sequence);
       rocksdb::Status status =
           batch.Put(database_[kLog], sequence, entry.record);
@@ -596,6 +672,12 @@ Result<void> RocksDbLogStore::close() {
   std::unique_lock lock(mutex_);
   if (closed_ && !database_.db) return {};
   closed_ = true;
+  if (open_group_) {
+    // Deferred batches nobody has written yet: write them now.
+    const GroupPtr group = open_group_;
+    (void)finish(lock, group);  // failures reach the members
+    lock.lock();
+  }
   appended_.notify_all();
   appended_.wait(lock, [&] { return !leader_active_; });
   rocksdb::Status status;
@@ -644,6 +726,7 @@ Result<Opened> open_recovering(const std::filesystem::path& directory,
   options.create_missing_column_families = opened.report.created;
   options.max_background_jobs = 2;
   options.keep_log_file_num = 4;
+  options.allow_concurrent_memtable_write = false;  // see families()
   if (store_options.env != nullptr) options.env = store_options.env;
 
   if (!opened.report.created) {

@@ -14,9 +14,11 @@ class WakeFlag {
   // Returns once set() has been called; everything written before set()
   // is visible after.
   void wait() const;
-  // Sets the flag and wakes every waiter. Once it returns, the waiters may
-  // have destroyed anything they own; the flag itself must outlive this
-  // call.
+  // Sets the flag and wakes every waiter. A waiter may destroy the flag as
+  // soon as its wait() returns, even while set() is still in its wake call:
+  // FUTEX_WAKE on a private futex only hashes the address, never touches
+  // it, and at worst wakes a later futex at that address spuriously, which
+  // every futex waiter tolerates.
   void set();
   bool is_set() const { return word_.load(std::memory_order_acquire) != 0; }
 

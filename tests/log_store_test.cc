@@ -364,6 +364,121 @@ TEST_CASE_TEMPLATE("wait_for_append returns when a record arrives", Backend,
   CHECK(backend.store->wait_for_append(1, std::chrono::milliseconds(1)) == 1);
 }
 
+// What append_deferred() callbacks were told, in the order told.
+struct Told {
+  std::mutex mutex;
+  std::vector<std::pair<int, log::Result<void>>> outcomes;
+
+  log::LogStore::DurableCallback callback(int id) {
+    return [this, id](log::Result<void> outcome) {
+      std::lock_guard lock(mutex);
+      outcomes.emplace_back(id, std::move(outcome));
+    };
+  }
+  std::vector<int> ids() {
+    std::lock_guard lock(mutex);
+    std::vector<int> out;
+    for (const auto& [id, outcome] : outcomes) out.push_back(id);
+    return out;
+  }
+  bool all_ok() {
+    std::lock_guard lock(mutex);
+    return std::ranges::all_of(
+        outcomes, [](const auto& told) { return told.second.has_value(); });
+  }
+};
+
+TEST_CASE_TEMPLATE(
+    "deferred batches are sequenced at once and told durable in order by "
+    "flush",
+    Backend, BACKENDS) {
+  Backend backend;
+  Told told;
+  std::vector<std::vector<AppendEntry>> batches;
+  for (int i = 0; i < 3; ++i) {
+    batches.push_back({text_entry("c", std::to_string(i))});
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto positions =
+        backend.store->append_deferred(batches[i], told.callback(i));
+    REQUIRE_MESSAGE(positions.has_value(), testing::error_message(positions));
+    CHECK((*positions)[0].log_sequence == static_cast<std::uint64_t>(i + 1));
+    CHECK((*positions)[0].channel_sequence ==
+          static_cast<std::uint64_t>(i + 1));
+  }
+  REQUIRE(backend.store->flush());
+  CHECK(told.ids() == std::vector<int>{0, 1, 2});
+  CHECK(told.all_ok());
+  CHECK(backend.store->last_sequence() == 3);
+  CHECK(texts(*backend.store) == std::vector<std::string>{"0", "1", "2"});
+  REQUIRE(backend.store->flush());  // nothing left: returns at once
+  CHECK(told.ids().size() == 3);
+}
+
+TEST_CASE_TEMPLATE("an append writes the deferred batches sequenced before it",
+                   Backend, BACKENDS) {
+  Backend backend;
+  Told told;
+  std::vector<AppendEntry> deferred{text_entry("c", "deferred")};
+  REQUIRE(backend.store->append_deferred(deferred, told.callback(1)));
+  REQUIRE(append(*backend.store, {text_entry("c", "waited")}));
+  CHECK(told.ids() == std::vector<int>{1});
+  CHECK(told.all_ok());
+  CHECK(texts(*backend.store) ==
+        std::vector<std::string>{"deferred", "waited"});
+}
+
+TEST_CASE_TEMPLATE(
+    "a deferred batch refused before sequencing is returned and never told",
+    Backend, BACKENDS) {
+  Backend backend;
+  Told told;
+  std::vector<AppendEntry> too_long{text_entry(std::string(256, 'c'), "a")};
+  auto refused = backend.store->append_deferred(too_long, told.callback(1));
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kInvalidArgument);
+  REQUIRE(backend.store->flush());
+  CHECK(told.ids().empty());
+  CHECK(backend.store->last_sequence() == 0);
+}
+
+TEST_CASE_TEMPLATE(
+    "concurrent deferred appenders and flushers: dense, each told once",
+    Backend, BACKENDS) {
+  Backend backend;
+  constexpr int kThreads = 8;
+  constexpr int kAppends = 100;
+  Told told;
+  std::vector<std::vector<AppendEntry>> batches(kThreads * kAppends);
+  std::atomic<int> refusals = 0;
+  std::atomic<int> failed_flushes = 0;
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kAppends; ++i) {
+          const int id = t * kAppends + i;
+          batches[id] = {text_entry("shared", std::to_string(id))};
+          if (!backend.store->append_deferred(batches[id], told.callback(id))) {
+            ++refusals;
+          }
+          if (i % 10 == 9 && !backend.store->flush()) ++failed_flushes;
+        }
+        if (!backend.store->flush()) ++failed_flushes;
+      });
+    }
+  }
+  CHECK(refusals == 0);
+  CHECK(failed_flushes == 0);
+  std::vector<int> ids = told.ids();
+  std::ranges::sort(ids);
+  CHECK(std::ranges::adjacent_find(ids) == ids.end());
+  CHECK(ids.size() == kThreads * kAppends);
+  CHECK(told.all_ok());
+  CHECK(backend.store->last_sequence() == kThreads * kAppends);
+  CHECK(channel_texts(*backend.store, "shared").size() == kThreads * kAppends);
+}
+
 TEST_CASE_TEMPLATE("calls after close fail with closed", Backend, BACKENDS) {
   Backend backend;
   REQUIRE(append(*backend.store, {text_entry("", "a")}));

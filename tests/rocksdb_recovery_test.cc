@@ -256,6 +256,45 @@ TEST_CASE("a store already open elsewhere is busy") {
   CHECK(second.error().code == ErrorCode::kBusy);
 }
 
+TEST_CASE("a deferred batch is neither acked nor readable until a flush") {
+  testing::ScratchDir dir;
+  auto opened = open_store(dir.path());
+  std::atomic<int> told = 0;
+  std::vector<log::AppendEntry> batch{text_entry("c1", "1")};
+  auto positions = opened.store->append_deferred(
+      batch, [&](log::Result<void> outcome) { told += outcome ? 1 : 100; });
+  REQUIRE(positions.has_value());
+  CHECK((*positions)[0].log_sequence == 1);
+  CHECK(told == 0);
+  CHECK(opened.store->last_sequence() == 0);
+  CHECK(all_texts(*opened.store).empty());
+  REQUIRE(opened.store->flush());
+  CHECK(told == 1);
+  CHECK(opened.store->last_sequence() == 1);
+  CHECK(all_texts(*opened.store) == numbers(1, 1));
+}
+
+TEST_CASE("close writes the deferred batches nobody flushed") {
+  testing::ScratchDir dir;
+  std::atomic<int> told = 0;
+  {
+    auto opened = open_store(dir.path());
+    std::vector<std::vector<log::AppendEntry>> batches;
+    for (int i = 1; i <= 3; ++i) {
+      batches.push_back({text_entry("c1", std::to_string(i))});
+    }
+    for (auto& batch : batches) {
+      REQUIRE(opened.store->append_deferred(
+          batch,
+          [&](log::Result<void> outcome) { told += outcome ? 1 : 100; }));
+    }
+    REQUIRE(opened.store->close());
+    CHECK(told == 3);
+  }
+  auto reopened = open_store(dir.path());
+  CHECK(all_texts(*reopened.store) == numbers(1, 3));
+}
+
 // Counts WAL syncs, and fails every one once armed, as a dying disk would.
 class FailingSyncFileSystem : public rocksdb::FileSystemWrapper {
  public:
@@ -432,6 +471,38 @@ TEST_CASE("a failed sync fails every appender waiting behind it") {
   // whole records in sequence order.
   REQUIRE(texts.size() >= 3);
   CHECK(std::vector(texts.begin(), texts.begin() + 3) == numbers(1, 3));
+}
+
+TEST_CASE("a failed sync tells every deferred batch of its group") {
+  FaultyDisk disk;
+  auto opened = disk.open();
+  append_texts(*opened.store, 1, 3);
+  disk.file_system->armed = true;
+  std::vector<std::vector<log::AppendEntry>> batches;
+  for (int i = 4; i <= 8; ++i) {
+    batches.push_back({text_entry("c1", std::to_string(i))});
+  }
+  std::vector<log::Result<void>> outcomes;
+  for (auto& batch : batches) {
+    REQUIRE(opened.store->append_deferred(batch, [&](log::Result<void> told) {
+      outcomes.push_back(std::move(told));
+    }));
+  }
+  auto flushed = opened.store->flush();
+  REQUIRE_FALSE(flushed.has_value());
+  CHECK(flushed.error().code == ErrorCode::kIoError);
+  REQUIRE(outcomes.size() == batches.size());
+  for (const auto& outcome : outcomes) {
+    REQUIRE_FALSE(outcome.has_value());
+    CHECK(outcome.error().code == ErrorCode::kIoError);
+  }
+  std::vector<log::AppendEntry> later{text_entry("c1", "9")};
+  auto refused = opened.store->append_deferred(
+      later, [&](log::Result<void>) { FAIL("a refused batch was told"); });
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kFailed);
+  CHECK(opened.store->last_sequence() == 3);
+  disk.file_system->armed = false;
 }
 
 }  // namespace
