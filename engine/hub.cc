@@ -138,32 +138,27 @@ Result<void> Hub::expire_orphaned_pending() {
   return {};
 }
 
-Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
+Result<void> Hub::check_accepting() const {
   if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
+  std::lock_guard lock(failure_mutex_);
   if (failure_) return fail(ErrorKind::kStorage, *failure_);
+  return {};
+}
+
+void Hub::stop_accepting_changes(const Error& error) {
+  std::lock_guard lock(failure_mutex_);
+  if (failure_) return;
+  failure_ = "the hub stopped accepting changes after a failed log write (" +
+             error.message + "); reopen it";
+}
+
+Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
+  if (auto accepting = check_accepting(); !accepting) return accepting;
   if (batch.empty()) return {};
   Result<void> folded;
   auto positions = store_->append(
       batch.entries, [&](std::span<const log::Position> positions) {
-        std::unique_lock lock(state_mutex_);
-        for (std::size_t i = 0; i < batch.entries.size() && folded; ++i) {
-          folded =
-              state_.apply(positions[i].log_sequence, batch.entries[i].record);
-        }
-        for (std::size_t i = 0; i < batch.envelopes.size(); ++i) {
-          auto& staged = batch.envelopes[i];
-          staged.envelope->sequence = positions[staged.entry].channel_sequence;
-          if (!staged.deliver) continue;
-          const ChannelEntry* channel =
-              state_.channels.find(staged.envelope->channel_id);
-          if (!channel) continue;
-          for (Delivery& delivery :
-               recipients_of(channel->metadata, staged.envelope)) {
-            delivery.staged = i;
-            batch.deliveries.push_back(std::move(delivery));
-          }
-        }
-        lifecycle_changed_.notify_all();
+        folded = fold_sequenced(batch, positions);
         writer.unlock();  // the next mutation may join this group commit
       });
   if (positions && folded) {
@@ -174,10 +169,32 @@ Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
   // The state already holds a batch the log did not take: stop mutating.
   const Error error =
       positions ? folded.error() : storage_error(positions.error()).error();
-  std::lock_guard lock(writer_);
-  failure_ = "the hub stopped accepting changes after a failed log write (" +
-             error.message + "); reopen it";
+  stop_accepting_changes(error);
   return std::unexpected(error);
+}
+
+Result<void> Hub::fold_sequenced(Commit& batch,
+                                 std::span<const log::Position> positions) {
+  std::unique_lock lock(state_mutex_);
+  Result<void> folded;
+  for (std::size_t i = 0; i < batch.entries.size() && folded; ++i) {
+    folded = state_.apply(positions[i].log_sequence, batch.entries[i].record);
+  }
+  for (std::size_t i = 0; i < batch.envelopes.size(); ++i) {
+    auto& staged = batch.envelopes[i];
+    staged.envelope->sequence = positions[staged.entry].channel_sequence;
+    if (!staged.deliver) continue;
+    const ChannelEntry* channel =
+        state_.channels.find(staged.envelope->channel_id);
+    if (!channel) continue;
+    for (Delivery& delivery :
+         recipients_of(channel->metadata, staged.envelope)) {
+      delivery.staged = i;
+      batch.deliveries.push_back(std::move(delivery));
+    }
+  }
+  lifecycle_changed_.notify_all();
+  return folded;
 }
 
 // Spec §1.4: the audience, or every participant but the sender. An

@@ -8,11 +8,13 @@
 // Threading: every member is thread-safe. Mutations are serialised by one
 // writer lock, held from validation until the log has sequenced the batch
 // and it is folded; the caller then waits for the batch to be durable
-// without the lock, so concurrent mutations share one group commit. Reads
-// take a shared lock on the folded state and never wait for a sync.
-// Deliveries run on the calling thread after the writer lock is released,
-// so a subscriber may call back into the hub (an invitee acking its
-// invite).
+// without the lock, so concurrent mutations share one group commit. Posts
+// take the lock in turns of many: concurrent posts queue, and one of their
+// threads runs the whole queue through the pipeline under one hold of the
+// lock (engine/hub_post.cc). Reads take a shared lock on the folded state
+// and never wait for a sync. Deliveries run on the calling thread after
+// the writer lock is released, so a subscriber may call back into the hub
+// (an invitee acking its invite).
 #pragma once
 
 #include <atomic>
@@ -42,6 +44,7 @@
 #include "engine/hub_listener.h"
 #include "engine/hub_state.h"
 #include "engine/ids.h"
+#include "engine/mpsc_queue.h"
 #include "engine/rate_limiter.h"
 #include "engine/registry/auth.h"
 #include "engine/tasks/task.h"
@@ -255,7 +258,7 @@ class Hub {
                                           std::string_view reason);
 
   // --- Health (spec §10, §12.4) ------------------------------------------
-  // A snapshot; briefly takes the writer lock (never waits for a sync).
+  // A snapshot; never waits for the writer lock or a sync.
   HubHealth health() const;
   // Appends a tenant's own audit record (spec §2.4: the kind set is open):
   // a JSON object with string "at" and "kind". Anything else is refused
@@ -270,6 +273,7 @@ class Hub {
 
   struct Delivery;
   struct Commit;
+  struct PostRequest;
 
   Result<void> hydrate();
   Result<void> expire_orphaned_pending();
@@ -280,6 +284,15 @@ class Hub {
   // the log refused the batch before sequencing it. A failure after the
   // fold leaves the hub refusing every later mutation.
   Result<void> commit(Commit& batch, std::unique_lock<std::mutex>& writer);
+  // Folds a batch the log has just sequenced at `positions` and plans its
+  // deliveries. Caller holds writer_.
+  Result<void> fold_sequenced(Commit& batch,
+                              std::span<const log::Position> positions);
+  // Fails with kStorage when the hub is closed or stopped accepting changes.
+  Result<void> check_accepting() const;
+  // After a failed log write or fold: every later mutation is refused with
+  // the first such `error` until the hub is reopened.
+  void stop_accepting_changes(const Error& error);
   // commit(), then publish() once `writer` is released.
   Result<void> commit_and_publish(Commit& batch,
                                   std::unique_lock<std::mutex>& writer);
@@ -304,6 +317,12 @@ class Hub {
 
   // The post pipeline; on failure `envelope` is as it was passed.
   Result<std::string> accept_post(Envelope& envelope);
+  // Runs the queued posts through the pipeline unless another thread is
+  // doing so, then flushes the log (engine/hub_post.cc).
+  void run_posts();
+  // Spec §4.7 for one queued post, up to its deferred append and fold;
+  // the envelope id, or why the post is refused. Caller holds writer_.
+  Result<std::string> sequence_post(PostRequest& request);
   // Idempotent posts (engine/hub_idempotency.cc); callers hold writer_.
   // The id of the post `retry` repeats under index key `key`, nullopt for
   // a new key, or kConflict when the key was used with another payload.
@@ -384,7 +403,10 @@ class Hub {
   std::condition_variable_any lifecycle_changed_;  // on state_mutex_
   int handshake_waiters_ = 0;                      // guarded by state_mutex_
   std::atomic<bool> closed_ = false;               // set under writer_
-  std::optional<std::string> failure_;             // guarded by writer_
+  mutable std::mutex failure_mutex_;
+  std::optional<std::string> failure_;   // guarded by failure_mutex_
+  MpscQueue<PostRequest> posts_;         // posts waiting for the pipeline
+  std::atomic<bool> combining_ = false;  // a thread is running posts_
 
   RateLimiter rate_limiter_;                   // guarded by writer_
   std::atomic<std::int64_t> audit_bytes_ = 0;  // see HubHealth

@@ -1,5 +1,5 @@
 // Channel mutations (spec §4.3-§4.7): creation and the invite handshake,
-// closing and expiry, and the post pipeline.
+// closing and expiry, and the post pipeline (run by engine/hub_post.cc).
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -331,137 +331,139 @@ Result<void> Hub::expire_due() {
   return expire_due_tasks();
 }
 
-Result<std::string> Hub::accept_post(Envelope& envelope) {
-  Commit batch;
-  std::string envelope_id;
+Result<std::string> Hub::sequence_post(PostRequest& request) {
+  Envelope& envelope = request.envelope;
+  Commit& batch = request.batch;
   const std::string sender_id = envelope.sender_id;
   const bool substantive = !event_type::is_protocol(envelope.event_type);
-  {
-    std::unique_lock writer(writer_);
-    // 1. sender registered
-    const AgentRecord* sender = state_.registry.find(envelope.sender_id);
-    if (!sender) {
-      return not_found("sender not registered: " + envelope.sender_id);
-    }
-    // 1b. a retry of an idempotent post returns the original's id
-    std::string idempotency_key;
-    if (envelope.idempotency_key && !envelope.idempotency_key->empty()) {
-      idempotency_key = post_idempotency_key(
-          envelope.channel_id, envelope.sender_id, *envelope.idempotency_key);
-      auto original = idempotent_original(idempotency_key, envelope);
-      if (!original) return std::unexpected(original.error());
-      if (*original) return std::move(**original);
-    }
-    // 2. the sender's outbound and depth rules, then its rate limit
-    if (auto allowed = check_send_rules(*sender, envelope); !allowed) {
+  // 1. sender registered
+  const AgentRecord* sender = state_.registry.find(envelope.sender_id);
+  if (!sender) {
+    return not_found("sender not registered: " + envelope.sender_id);
+  }
+  // 1b. a retry of an idempotent post returns the original's id
+  std::string idempotency_key;
+  if (envelope.idempotency_key && !envelope.idempotency_key->empty()) {
+    idempotency_key = post_idempotency_key(
+        envelope.channel_id, envelope.sender_id, *envelope.idempotency_key);
+    auto original = idempotent_original(idempotency_key, envelope);
+    if (!original) return std::unexpected(original.error());
+    if (*original) return std::move(**original);
+  }
+  // 2. the sender's outbound and depth rules, then its rate limit
+  if (auto allowed = check_send_rules(*sender, envelope); !allowed) {
+    return std::unexpected(allowed.error());
+  }
+  const bool rate_limited =
+      !event_type::is_channel_protocol(envelope.event_type);
+  if (rate_limited) {
+    if (auto allowed = rate_limiter_.check(*sender, clock_->now()); !allowed) {
       return std::unexpected(allowed.error());
     }
-    const bool rate_limited =
-        !event_type::is_channel_protocol(envelope.event_type);
-    if (rate_limited) {
-      if (auto allowed = rate_limiter_.check(*sender, clock_->now());
-          !allowed) {
-        return std::unexpected(allowed.error());
-      }
-    }
-    // 3-5. the channel and its state
-    const ChannelEntry* channel = state_.channels.find(envelope.channel_id);
-    if (!channel) return not_found("channel not found: " + envelope.channel_id);
-    const ChannelMetadata& metadata = channel->metadata;
-    const std::string label = channel_label(metadata.channel_id);
-    if (is_terminal(metadata.state)) {
-      return protocol_error(label + " is " +
-                            std::string(to_string(metadata.state)));
-    }
-    if (substantive && metadata.state != ChannelState::kActive) {
-      return protocol_error(label + " not active (state=" +
-                            std::string(to_string(metadata.state)) + ")");
-    }
-    // Only participants post (ADR 0021, DESIGN.md).
-    if (!metadata.has_participant(envelope.sender_id) &&
-        !admits_cancel_request(metadata, envelope)) {
-      return protocol_error(label +
-                            " only accepts sends from participants, got " +
-                            single_quoted(envelope.sender_id));
-    }
-    // 6. the adapter
-    const std::string manifest_label =
-        single_quoted(metadata.manifest.type) + "@v" +
-        std::to_string(metadata.manifest.version);
-    if (!channel->adapter) {
-      return protocol_error(label + " has no registered adapter (manifest " +
-                            manifest_label + ")");
-    }
-    // 7. inbox capacity
-    if (substantive) {
-      if (auto room = check_inboxes(*channel, envelope); !room) {
-        return std::unexpected(room.error());
-      }
-    }
-    // 8. validate, stamp, decide what follows
-    envelope.envelope_id.clear();
-    if (auto valid = channel->adapter->validate_send(
-            metadata, view_of(envelope), *channel->state);
-        !valid) {
-      return std::unexpected(valid.error());
-    }
-    envelope.envelope_id = minter_.mint();
-    envelope.created_at = now();
-    const std::string_view type = envelope.event_type;
-    const bool ack = type == event_type::kChannelInviteAck;
-    const bool reject = type == event_type::kChannelInviteReject;
-    const bool pending = metadata.state == ChannelState::kPending;
-    std::optional<AcceptResult> accepted;
-    if (!ack && !reject) {
-      auto after = channel->state->clone();
-      channel->adapter->fold(view_of(envelope), *after);
-      accepted =
-          channel->adapter->on_accepted(metadata, view_of(envelope), *after);
-    }
-    const bool activates = ack && pending && metadata.rejected_by.empty() &&
-                           metadata.pending_acks.size() == 1 &&
-                           metadata.pending_acks.front() == envelope.sender_id;
-    envelope_id = envelope.envelope_id;
-    if (rate_limited) rate_limiter_.consume(sender_id);
-    batch.add_envelope(std::move(envelope), /*hub_authored=*/false,
-                       /*deliver=*/!ack && !reject);
-    if (!idempotency_key.empty()) {
-      stage_idempotency_key(batch, std::move(idempotency_key));
-    }
-    if (!ack && !reject) stage_envelope_posted(batch);
-    if (activates) {
-      stage_channel_event(batch, metadata.channel_id, "opened", {});
-      batch.add_envelope(
-          hub_envelope(metadata, event_type::kChannelOpened,
-                       {{"channel_id", metadata.channel_id}}, std::nullopt),
-          /*hub_authored=*/true, /*deliver=*/true);
-      stage_envelope_posted(batch);
-    } else if (reject && pending) {
-      stage_terminal(batch, *channel, ChannelState::kClosed, "invite_rejected");
-    } else if (accepted && accepted->next_state &&
-               is_terminal(*accepted->next_state)) {
-      // A non-terminal next state (no built-in asks for one) is not applied:
-      // lifecycle is folded from envelopes, and no envelope marks it.
-      stage_terminal(batch, *channel, *accepted->next_state,
-                     accepted->auto_close_reason);
-    }
-    auto committed = commit(batch, writer);
-    forget_in_flight(batch);
-    if (!committed) {
-      // Still held: the log refused the batch before sequencing it.
-      if (writer.owns_lock() && rate_limited) rate_limiter_.refund(sender_id);
-      return std::unexpected(committed.error());
-    }
   }
-  // 9. posting anything substantive proves the sender drains its inbox
+  // 3-5. the channel and its state
+  const ChannelEntry* channel = state_.channels.find(envelope.channel_id);
+  if (!channel) return not_found("channel not found: " + envelope.channel_id);
+  const ChannelMetadata& metadata = channel->metadata;
+  const std::string label = channel_label(metadata.channel_id);
+  if (is_terminal(metadata.state)) {
+    return protocol_error(label + " is " +
+                          std::string(to_string(metadata.state)));
+  }
+  if (substantive && metadata.state != ChannelState::kActive) {
+    return protocol_error(label + " not active (state=" +
+                          std::string(to_string(metadata.state)) + ")");
+  }
+  // Only participants post (ADR 0021, DESIGN.md).
+  if (!metadata.has_participant(envelope.sender_id) &&
+      !admits_cancel_request(metadata, envelope)) {
+    return protocol_error(label +
+                          " only accepts sends from participants, got " +
+                          single_quoted(envelope.sender_id));
+  }
+  // 6. the adapter
+  const std::string manifest_label = single_quoted(metadata.manifest.type) +
+                                     "@v" +
+                                     std::to_string(metadata.manifest.version);
+  if (!channel->adapter) {
+    return protocol_error(label + " has no registered adapter (manifest " +
+                          manifest_label + ")");
+  }
+  // 7. inbox capacity
   if (substantive) {
-    std::lock_guard lock(delivery_mutex_);
-    if (auto it = pending_inbox_.find(sender_id);
-        it != pending_inbox_.end() && it->second > 0) {
-      --it->second;
+    if (auto room = check_inboxes(*channel, envelope); !room) {
+      return std::unexpected(room.error());
     }
   }
-  publish(batch);
+  // 8. validate, stamp, decide what follows
+  envelope.envelope_id.clear();
+  if (auto valid = channel->adapter->validate_send(metadata, view_of(envelope),
+                                                   *channel->state);
+      !valid) {
+    return std::unexpected(valid.error());
+  }
+  envelope.envelope_id = minter_.mint();
+  envelope.created_at = now();
+  const std::string_view type = envelope.event_type;
+  const bool ack = type == event_type::kChannelInviteAck;
+  const bool reject = type == event_type::kChannelInviteReject;
+  const bool pending = metadata.state == ChannelState::kPending;
+  std::optional<AcceptResult> accepted;
+  if (!ack && !reject) {
+    auto after = channel->state->clone();
+    channel->adapter->fold(view_of(envelope), *after);
+    accepted =
+        channel->adapter->on_accepted(metadata, view_of(envelope), *after);
+  }
+  const bool activates = ack && pending && metadata.rejected_by.empty() &&
+                         metadata.pending_acks.size() == 1 &&
+                         metadata.pending_acks.front() == envelope.sender_id;
+  const std::string envelope_id = envelope.envelope_id;
+  if (rate_limited) rate_limiter_.consume(sender_id);
+  batch.add_envelope(std::move(envelope), /*hub_authored=*/false,
+                     /*deliver=*/!ack && !reject);
+  if (!idempotency_key.empty()) {
+    stage_idempotency_key(batch, std::move(idempotency_key));
+  }
+  if (!ack && !reject) stage_envelope_posted(batch);
+  if (activates) {
+    stage_channel_event(batch, metadata.channel_id, "opened", {});
+    batch.add_envelope(
+        hub_envelope(metadata, event_type::kChannelOpened,
+                     {{"channel_id", metadata.channel_id}}, std::nullopt),
+        /*hub_authored=*/true, /*deliver=*/true);
+    stage_envelope_posted(batch);
+  } else if (reject && pending) {
+    stage_terminal(batch, *channel, ChannelState::kClosed, "invite_rejected");
+  } else if (accepted && accepted->next_state &&
+             is_terminal(*accepted->next_state)) {
+    // A non-terminal next state (no built-in asks for one) is not applied:
+    // lifecycle is folded from envelopes, and no envelope marks it.
+    stage_terminal(batch, *channel, *accepted->next_state,
+                   accepted->auto_close_reason);
+  }
+  // Refused before sequencing: nothing is folded, nothing will be told.
+  auto refused = [&](Error error) {
+    if (rate_limited) rate_limiter_.refund(sender_id);
+    return std::unexpected(std::move(error));
+  };
+  if (auto accepting = check_accepting(); !accepting) {
+    return refused(accepting.error());
+  }
+  auto positions = store_->append_deferred(
+      batch.entries, [this, &request](log::Result<void> durable) {
+        if (!durable) {
+          stop_accepting_changes(storage_error(durable.error()).error());
+        }
+        request.durable = std::move(durable);
+        request.finish();
+      });
+  if (!positions) return refused(storage_error(positions.error()).error());
+  request.sequenced = true;
+  if (auto folded = fold_sequenced(batch, *positions); !folded) {
+    stop_accepting_changes(folded.error());
+    return std::unexpected(folded.error());
+  }
   return envelope_id;
 }
 

@@ -2,6 +2,7 @@
 // mutation, and the deliveries it leads to. Not part of the public API.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "engine/envelope.h"
 #include "engine/hub.h"
 #include "log/log_store.h"
+#include "log/wake_flag.h"
 
 namespace parley::engine {
 
@@ -57,6 +59,31 @@ struct Hub::Commit {
   // Stages `event` after the envelopes staged so far.
   void notify(std::function<void(HubListener&)> event) {
     events.push_back({envelopes.size(), std::move(event)});
+  }
+};
+
+// One post on its way through the pipeline (engine/hub_post.cc). Lives on
+// the posting thread's stack until `done` is set. Two parts finish it: the
+// combiner's (the pipeline ran: `result`, `batch` and `sequenced` are set)
+// and, for a batch the log sequenced, the log's (`durable` is told).
+struct Hub::PostRequest {
+  explicit PostRequest(Envelope& posted) : envelope(posted) {}
+
+  Envelope& envelope;  // the poster's; moved into `batch` once staged
+  Commit batch;        // empty for a refused post or an idempotent retry
+  Result<std::string> result;
+  bool sequenced = false;  // the log took `batch`: `durable` will be told
+  log::Result<void> durable;
+  std::atomic<int> unfinished = 2;
+  log::WakeFlag done;
+  PostRequest* queue_next = nullptr;  // MpscQueue's link
+
+  // Ends `parts` of the two; the last one wakes the poster, after which
+  // the request may be gone.
+  void finish(int parts = 1) {
+    if (unfinished.fetch_sub(parts, std::memory_order_acq_rel) == parts) {
+      done.set();
+    }
   }
 };
 

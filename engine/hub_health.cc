@@ -55,7 +55,7 @@ HubHealth Hub::health() const {
     }
   }
   {
-    std::lock_guard writer(writer_);
+    std::lock_guard lock(failure_mutex_);
     health.failure = failure_;
   }
   health.registered_listeners = static_cast<std::int64_t>(listeners_.size());
