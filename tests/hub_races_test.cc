@@ -51,6 +51,19 @@ void check_wal_order(const std::vector<Envelope>& wal) {
   }
 }
 
+// `count` conversations of alice and bob; their channel ids.
+std::vector<std::string> open_conversations(TestHub& t,
+                                            const std::string& alice,
+                                            const std::string& bob, int count) {
+  std::vector<std::string> channels;
+  for (int c = 0; c < count; ++c) {
+    auto channel = t.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+    channels.push_back(channel->channel_id);
+  }
+  return channels;
+}
+
 std::vector<Envelope> texts_in(const std::vector<Envelope>& wal) {
   std::vector<Envelope> out;
   std::ranges::copy_if(wal, std::back_inserter(out), [](const Envelope& e) {
@@ -197,12 +210,7 @@ TEST_CASE("RACE-02 many channels written at once stay separate") {
   const auto bob = t.add_agent("bob");
   constexpr int kChannels = 6;
   constexpr int kEach = 20;
-  std::vector<std::string> channels;
-  for (int c = 0; c < kChannels; ++c) {
-    auto channel = t.open(alice, "conversation", {bob});
-    REQUIRE(channel.has_value());
-    channels.push_back(channel->channel_id);
-  }
+  const auto channels = open_conversations(t, alice, bob, kChannels);
   race(kChannels * 2, [&](int i) {
     const std::string& channel = channels[static_cast<std::size_t>(i / 2)];
     for (int n = 0; n < kEach; ++n) {
@@ -270,12 +278,7 @@ TEST_CASE("posts racing with close either land or are refused, none lost") {
   const auto alice = t.add_agent("alice");
   const auto bob = t.add_agent("bob");
   constexpr int kPosters = 8;
-  std::vector<std::string> channels;
-  for (int c = 0; c < kPosters; ++c) {
-    auto channel = t.open(alice, "conversation", {bob});
-    REQUIRE(channel.has_value());
-    channels.push_back(channel->channel_id);
-  }
+  const auto channels = open_conversations(t, alice, bob, kPosters);
   std::vector<std::vector<std::string>> acked(kPosters);
   std::atomic<bool> closed = false;
   race(kPosters + 1, [&](int i) {
