@@ -189,9 +189,11 @@ class RocksDbLogStore final : public LogStore {
   };
   using GroupPtr = std::shared_ptr<Group>;
 
-  // Checks and sequences `batch` into the open group. Takes mutex_.
+  // Checks and sequences `batch` into the open group, which takes
+  // `on_durable` (left as it is when no group is returned: an empty batch
+  // or a refusal). Takes mutex_.
   Result<std::pair<std::vector<Position>, GroupPtr>> sequence(
-      std::span<AppendEntry> batch, DurableCallback on_durable);
+      std::span<AppendEntry> batch, DurableCallback&& on_durable);
   // Returns once `group` is done, leading it if nobody else will; called
   // with `lock` on mutex_ held, returns with it released.
   Result<void> finish(std::unique_lock<std::mutex>& lock,
@@ -261,16 +263,17 @@ Result<std::vector<Position>> RocksDbLogStore::append(
 
 Result<std::vector<Position>> RocksDbLogStore::append_deferred(
     std::span<AppendEntry> batch, DurableCallback on_durable) {
-  auto sequenced = sequence(batch, on_durable);
+  auto sequenced = sequence(batch, std::move(on_durable));
   if (!sequenced) return std::unexpected(sequenced.error());
   auto& [positions, group] = *sequenced;
-  if (!group) on_durable({});  // an empty batch
+  // An empty batch: no group, and sequence() left on_durable to us.
+  if (!group) on_durable({});
   return std::move(positions);
 }
 
 Result<std::pair<std::vector<Position>, RocksDbLogStore::GroupPtr>>
 RocksDbLogStore::sequence(std::span<AppendEntry> batch,
-                          DurableCallback on_durable) {
+                          DurableCallback&& on_durable) {
   if (read_only()) {
     if (closed_) return closed_error();
     return std::unexpected(
