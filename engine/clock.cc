@@ -46,6 +46,13 @@ std::string format_timestamp(Timestamp at) {
   return out;
 }
 
+bool is_representable(Timestamp at) {
+  using namespace std::chrono;
+  static const Timestamp kFirst = sys_days(year(1) / January / 1);
+  static const Timestamp kEnd = sys_days(year(10000) / January / 1);
+  return at >= kFirst && at < kEnd;
+}
+
 std::optional<Timestamp> parse_timestamp(std::string_view text) {
   int year, month, day, hour, minute, second;
   if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' ||
@@ -58,7 +65,7 @@ std::optional<Timestamp> parse_timestamp(std::string_view text) {
   const std::chrono::year_month_day date{std::chrono::year(year),
                                          std::chrono::month(month),
                                          std::chrono::day(day)};
-  if (!date.ok() || hour > 23 || minute > 59 || second > 59) {
+  if (year < 1 || !date.ok() || hour > 23 || minute > 59 || second > 59) {
     return std::nullopt;
   }
   std::size_t at = 19;
@@ -80,7 +87,8 @@ std::optional<Timestamp> parse_timestamp(std::string_view text) {
   } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') &&
              zone[3] == ':') {
     int hours, minutes;
-    if (!read_digits(zone, 1, 2, hours) || !read_digits(zone, 4, 2, minutes)) {
+    if (!read_digits(zone, 1, 2, hours) || !read_digits(zone, 4, 2, minutes) ||
+        hours > 23 || minutes > 59) {
       return std::nullopt;
     }
     offset_seconds =

@@ -45,8 +45,13 @@ class ManualClock final : public Clock {
 // Strings in this format sort in time order.
 std::string format_timestamp(Timestamp at);
 
+// Whether `at` falls within years 1-9999, the years format_timestamp and
+// parse_timestamp handle.
+bool is_representable(Timestamp at);
+
 // Parses an ISO-8601 time as AG2 writes it ("...+00:00", optional fraction
-// of 1-6 digits) or with a "Z" suffix or another "+hh:mm"/"-hh:mm" offset.
+// of 1-6 digits) or with a "Z" suffix or another "+hh:mm"/"-hh:mm" offset
+// (as Python, less than a day: hh at most 23, mm at most 59); year 1-9999.
 std::optional<Timestamp> parse_timestamp(std::string_view text);
 
 }  // namespace parley::engine

@@ -4,12 +4,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/input_limits.h"
+
 namespace parley::engine {
 
 namespace {
 
-bool write(flexbuffers::Builder& builder, const char* key,
-           const nlohmann::json& value) {
+enum class Refusal { kNone, kNulKey, kTooDeep };
+
+// Writes `value`, nested `depth` levels in, unless it nests deeper than
+// kMaxStoredJsonDepth: the recursion never goes further than that.
+Refusal write(flexbuffers::Builder& builder, const char* key,
+              const nlohmann::json& value, std::size_t depth) {
   using Type = nlohmann::json::value_t;
   auto scalar = [&](auto write_keyed, auto write_bare) {
     if (key) {
@@ -21,50 +27,58 @@ bool write(flexbuffers::Builder& builder, const char* key,
   switch (value.type()) {
     case Type::null:
       scalar([&] { builder.Null(key); }, [&] { builder.Null(); });
-      return true;
+      return Refusal::kNone;
     case Type::boolean:
       scalar([&] { builder.Bool(key, value.get<bool>()); },
              [&] { builder.Bool(value.get<bool>()); });
-      return true;
+      return Refusal::kNone;
     case Type::number_integer:
       scalar([&] { builder.Int(key, value.get<std::int64_t>()); },
              [&] { builder.Int(value.get<std::int64_t>()); });
-      return true;
+      return Refusal::kNone;
     case Type::number_unsigned:
       scalar([&] { builder.UInt(key, value.get<std::uint64_t>()); },
              [&] { builder.UInt(value.get<std::uint64_t>()); });
-      return true;
+      return Refusal::kNone;
     case Type::number_float:
       scalar([&] { builder.Double(key, value.get<double>()); },
              [&] { builder.Double(value.get<double>()); });
-      return true;
+      return Refusal::kNone;
     case Type::string: {
       const auto& text = value.get_ref<const std::string&>();
       scalar([&] { builder.String(key, text); }, [&] { builder.String(text); });
-      return true;
+      return Refusal::kNone;
     }
     case Type::array: {
+      if (depth >= kMaxStoredJsonDepth) return Refusal::kTooDeep;
       auto start = key ? builder.StartVector(key) : builder.StartVector();
       for (const auto& element : value) {
-        if (!write(builder, nullptr, element)) return false;
+        if (auto refused = write(builder, nullptr, element, depth + 1);
+            refused != Refusal::kNone) {
+          return refused;
+        }
       }
       builder.EndVector(start, false, false);
-      return true;
+      return Refusal::kNone;
     }
     case Type::object: {
+      if (depth >= kMaxStoredJsonDepth) return Refusal::kTooDeep;
       auto start = key ? builder.StartMap(key) : builder.StartMap();
       for (const auto& [name, element] : value.items()) {
-        if (name.find('\0') != std::string::npos) return false;
-        if (!write(builder, name.c_str(), element)) return false;
+        if (name.find('\0') != std::string::npos) return Refusal::kNulKey;
+        if (auto refused = write(builder, name.c_str(), element, depth + 1);
+            refused != Refusal::kNone) {
+          return refused;
+        }
       }
       builder.EndMap(start);
-      return true;
+      return Refusal::kNone;
     }
     case Type::binary:
     case Type::discarded:
-      return false;
+      break;
   }
-  return false;
+  return Refusal::kNulKey;  // never from parsed JSON
 }
 
 nlohmann::json read(flexbuffers::Reference ref) {
@@ -124,8 +138,14 @@ long double numeric(const nlohmann::json& v) {
 
 Result<FlexBytes> to_flex(const nlohmann::json& value) {
   flexbuffers::Builder builder;
-  if (!write(builder, nullptr, value)) {
-    return invalid("JSON object keys must not contain NUL characters");
+  switch (write(builder, nullptr, value, 0)) {
+    case Refusal::kNone:
+      break;
+    case Refusal::kNulKey:
+      return invalid("JSON object keys must not contain NUL characters");
+    case Refusal::kTooDeep:
+      return invalid("a JSON value may nest at most " +
+                     std::to_string(kMaxStoredJsonDepth) + " levels");
   }
   builder.Finish();
   return builder.GetBuffer();

@@ -17,7 +17,8 @@
 
 namespace parley::engine {
 
-// Fails with kInvalid when an object key contains NUL.
+// Fails with kInvalid when an object key contains NUL or the value nests
+// deeper than kMaxStoredJsonDepth (engine/input_limits.h).
 Result<FlexBytes> to_flex(const nlohmann::json& value);
 
 // Reads a FlexBuffer produced by to_flex (or any valid FlexBuffer of the

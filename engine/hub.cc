@@ -106,6 +106,10 @@ Result<void> Hub::close() {
 
 Result<void> Hub::hydrate() {
   std::unique_lock lock(state_mutex_);
+  return hydrate_locked();
+}
+
+Result<void> Hub::hydrate_locked() {
   LogPrefetcher log(*store_);
   while (auto batch = log.next()) {
     for (std::size_t i = 0; i < batch->size(); ++i) {
@@ -152,6 +156,47 @@ void Hub::stop_accepting_changes(const Error& error) {
              error.message + "); reopen it";
 }
 
+void Hub::stop_accepting_changes(const log::Error& error) {
+  if (error.code != log::ErrorCode::kNoSpace) {
+    stop_accepting_changes(storage_error(error).error());
+    return;
+  }
+  std::lock_guard lock(failure_mutex_);
+  if (failure_) return;
+  failure_ = "the hub stopped accepting changes: the disk filled up while " +
+             std::string("the log was written (") + error.message +
+             "); it accepts them again by itself once space is freed";
+  failure_is_full_disk_ = true;
+}
+
+std::unique_lock<std::mutex> Hub::lock_writer() {
+  std::unique_lock writer(writer_);
+  recover_after_full_disk();
+  return writer;
+}
+
+void Hub::recover_after_full_disk() {
+  {
+    std::lock_guard lock(failure_mutex_);
+    if (!failure_is_full_disk_) return;
+  }
+  if (!store_->resume()) return;  // still no room: try again next time
+  std::unique_lock lock(state_mutex_);
+  state_.reset();
+  Result<void> hydrated = hydrate_locked();
+  lifecycle_changed_.notify_all();
+  lock.unlock();
+  std::lock_guard failure(failure_mutex_);
+  failure_is_full_disk_ = false;
+  if (hydrated) {
+    failure_.reset();
+  } else {
+    failure_ = "the hub stopped accepting changes: rebuilding its state " +
+               std::string("after a full disk failed (") +
+               hydrated.error().message + "); reopen it";
+  }
+}
+
 Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
   if (auto accepting = check_accepting(); !accepting) return accepting;
   if (batch.empty()) return {};
@@ -167,10 +212,12 @@ Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
   }
   if (writer.owns_lock()) return storage_error(positions.error());
   // The state already holds a batch the log did not take: stop mutating.
-  const Error error =
-      positions ? folded.error() : storage_error(positions.error()).error();
-  stop_accepting_changes(error);
-  return std::unexpected(error);
+  if (!positions) {
+    stop_accepting_changes(positions.error());
+    return storage_error(positions.error());
+  }
+  stop_accepting_changes(folded.error());
+  return std::unexpected(folded.error());
 }
 
 Result<void> Hub::fold_sequenced(Commit& batch,

@@ -275,7 +275,10 @@ class Hub {
   struct Commit;
   struct PostRequest;
 
+  // Folds the whole log into the (empty) state; hydrate_locked() with
+  // state_mutex_ held.
   Result<void> hydrate();
+  Result<void> hydrate_locked();
   Result<void> expire_orphaned_pending();
   // Appends `batch` as one atomic batch and folds it into the state as soon
   // as the log has sequenced it; then releases `writer` (which must hold
@@ -293,6 +296,18 @@ class Hub {
   // After a failed log write or fold: every later mutation is refused with
   // the first such `error` until the hub is reopened.
   void stop_accepting_changes(const Error& error);
+  // After a log write that failed after sequencing: the same, unless the
+  // disk filled up (kNoSpace), from which the hub recovers by itself once
+  // the log can resume (recover_after_full_disk).
+  void stop_accepting_changes(const log::Error& error);
+  // Takes writer_ for a mutation, having first recovered from a full disk
+  // when the hub stopped for one and the log can resume.
+  std::unique_lock<std::mutex> lock_writer();
+  // Caller holds writer_. When the hub stopped because the disk filled up:
+  // resumes the log (log::LogStore::resume) and, once it accepts appends
+  // again, rebuilds the state from the log (the batches that failed had
+  // been folded already) and accepts changes again. Otherwise does nothing.
+  void recover_after_full_disk();
   // commit(), then publish() once `writer` is released.
   Result<void> commit_and_publish(Commit& batch,
                                   std::unique_lock<std::mutex>& writer);
@@ -405,6 +420,7 @@ class Hub {
   std::atomic<bool> closed_ = false;               // set under writer_
   mutable std::mutex failure_mutex_;
   std::optional<std::string> failure_;   // guarded by failure_mutex_
+  bool failure_is_full_disk_ = false;    // guarded by failure_mutex_
   MpscQueue<PostRequest> posts_;         // posts waiting for the pipeline
   std::atomic<bool> combining_ = false;  // a thread is running posts_
 

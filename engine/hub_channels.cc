@@ -118,7 +118,7 @@ Result<ChannelMetadata> Hub::create_channel(
   std::optional<Error> invite_failure;
   std::string channel_id;
   {
-    std::unique_lock writer(writer_);
+    auto writer = lock_writer();
     const Registry& registry = state_.registry;
     const AgentRecord* creator = registry.find(request.creator_id);
     if (!creator) {
@@ -161,8 +161,9 @@ Result<ChannelMetadata> Hub::create_channel(
         !allowed) {
       return std::unexpected(allowed.error());
     }
-    auto ttl = parse_duration(
-        request.ttl.value_or(creator->rule.limits.channel_ttl_default));
+    auto ttl = parse_ttl(
+        request.ttl.value_or(creator->rule.limits.channel_ttl_default),
+        request.ttl ? "ttl" : "the creator's rule.limits.channel_ttl_default");
     if (!ttl) return std::unexpected(ttl.error());
 
     const Timestamp created = clock_->now();
@@ -288,7 +289,7 @@ Result<ChannelMetadata> Hub::terminate_channel(std::string_view channel_id,
                                                bool pending_only) {
   Commit batch;
   {
-    std::unique_lock writer(writer_);
+    auto writer = lock_writer();
     const ChannelEntry* channel = state_.channels.find(channel_id);
     if (!channel) return invalid(single_quoted(channel_id));
     if (is_terminal(channel->metadata.state) ||
@@ -452,9 +453,7 @@ Result<std::string> Hub::sequence_post(PostRequest& request) {
   }
   auto positions = store_->append_deferred(
       batch.entries, [this, &request](log::Result<void> durable) {
-        if (!durable) {
-          stop_accepting_changes(storage_error(durable.error()).error());
-        }
+        if (!durable) stop_accepting_changes(durable.error());
         request.durable = std::move(durable);
         request.finish();
       });

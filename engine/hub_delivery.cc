@@ -111,7 +111,7 @@ Result<void> Hub::acknowledge(std::string_view recipient_id,
                               std::string_view envelope_id,
                               std::string_view status) {
   if (status != "ack" || channel_id.empty() || envelope_id.empty()) return {};
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const AgentRecord* recipient = state_.registry.find(recipient_id);
   if (!recipient) return {};
   auto cursor = recipient->cursors.find(channel_id);

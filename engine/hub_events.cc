@@ -5,6 +5,7 @@
 #include "engine/flex_json.h"
 #include "engine/hub.h"
 #include "engine/hub_commit.h"
+#include "engine/input_limits.h"
 #include "engine/log_records.h"
 #include "engine/ops/records_json.h"
 
@@ -54,6 +55,9 @@ Result<void> Hub::commit_and_publish(Commit& batch,
 }
 
 Result<void> Hub::append_audit(std::string_view json_object) {
+  if (auto checked = check_json_text("audit record", json_object); !checked) {
+    return checked;
+  }
   auto record =
       nlohmann::json::parse(json_object, nullptr, /*allow_exceptions=*/false);
   if (!record.is_object() || !record.contains("at") ||
@@ -65,14 +69,19 @@ Result<void> Hub::append_audit(std::string_view json_object) {
   if (auto encoded = to_flex(record); !encoded) {
     return std::unexpected(encoded.error());
   }
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   Commit batch;
   batch.add(audit_record(record));
   return commit_and_publish(batch, writer);
 }
 
 Result<std::string> Hub::post_envelope(Envelope envelope) {
-  auto posted = accept_post(envelope);
+  Result<std::string> posted;
+  if (auto checked = check_envelope(envelope); !checked) {
+    posted = std::unexpected(checked.error());
+  } else {
+    posted = accept_post(envelope);
+  }
   if (!posted && posted.error().kind != ErrorKind::kStorage) {
     const Error& error = posted.error();
     tell([&](HubListener& listener) {

@@ -138,7 +138,7 @@ Result<bool> Hub::fire_expectation(std::string_view channel_id,
                                    bool& terminal) {
   Commit batch;
   {
-    std::unique_lock writer(writer_);
+    auto writer = lock_writer();
     const ChannelEntry* channel = state_.channels.find(channel_id);
     if (!channel || is_terminal(channel->metadata.state)) {
       terminal = true;

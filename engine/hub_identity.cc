@@ -5,6 +5,7 @@
 #include "engine/hub.h"
 #include "engine/hub_commit.h"
 #include "engine/ids.h"
+#include "engine/input_limits.h"
 #include "engine/log_records.h"
 #include "engine/ops/records_json.h"
 
@@ -35,13 +36,22 @@ Result<Passport> Hub::register_identity(Passport passport, Resume resume,
         "None; got '" +
         *passport.kind + "'");
   }
+  if (auto checked = check_name("passport field 'name'", passport.name);
+      !checked) {
+    return std::unexpected(checked.error());
+  }
+  if (skill_md) {
+    if (auto checked = check_text("skill_md", *skill_md); !checked) {
+      return std::unexpected(checked.error());
+    }
+  }
   if (passport.effective_kind() != "remote_agent") {
     if (auto valid = auth_->validate(passport); !valid) {
       return std::unexpected(valid.error());
     }
     passport.auth.claim = "{}";  // credentials are never stored (ADR 0021)
   }
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const Registry& registry = state_.registry;
   if (has_id_shape(passport.name) || registry.find(passport.name)) {
     return protocol_error("name '" + passport.name +
@@ -77,7 +87,7 @@ Result<Passport> Hub::register_identity(Passport passport, Resume resume,
 Result<void> Hub::unregister(std::string_view agent_id) {
   Commit batch;
   {
-    std::unique_lock writer(writer_);
+    auto writer = lock_writer();
     const AgentRecord* agent = state_.registry.find(agent_id);
     if (!agent) return not_registered(agent_id);
     const std::string at = now();
@@ -105,7 +115,7 @@ Result<void> Hub::unregister(std::string_view agent_id) {
 }
 
 Result<void> Hub::set_resume(std::string_view agent_id, Resume resume) {
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const AgentRecord* agent = state_.registry.find(agent_id);
   if (!agent) return not_registered(agent_id);
   resume.last_updated = now();
@@ -126,7 +136,12 @@ Result<void> Hub::set_resume(std::string_view agent_id, Resume resume) {
 
 Result<void> Hub::set_skill(std::string_view agent_id,
                             std::optional<std::string> skill_md) {
-  std::unique_lock writer(writer_);
+  if (skill_md) {
+    if (auto checked = check_text("skill_md", *skill_md); !checked) {
+      return checked;
+    }
+  }
+  auto writer = lock_writer();
   if (!state_.registry.find(agent_id)) return not_registered(agent_id);
   Commit batch;
   const std::string at = now();
@@ -141,7 +156,7 @@ Result<void> Hub::set_skill(std::string_view agent_id,
 }
 
 Result<void> Hub::set_rule(std::string_view agent_id, Rule rule) {
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const AgentRecord* agent = state_.registry.find(agent_id);
   if (!agent) return not_registered(agent_id);
   rule.version = agent->rule.version + 1;
@@ -163,8 +178,11 @@ Result<void> Hub::record_observation(std::string_view owner_id,
                                      std::string_view outcome,
                                      std::optional<double> latency_ms,
                                      std::optional<std::string> task_id) {
+  if (auto checked = check_name("capability", capability); !checked) {
+    return checked;
+  }
   if (!is_terminal_outcome(outcome)) return {};
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const AgentRecord* owner = state_.registry.find(owner_id);
   if (!owner) return {};
   if (task_id && owner->observed_tasks.contains(*task_id)) return {};
@@ -208,7 +226,8 @@ Result<void> Hub::report_turn_failure(std::string_view channel_id,
                                       std::string_view agent_id,
                                       std::string_view envelope_id,
                                       std::string_view message) {
-  std::unique_lock writer(writer_);
+  if (auto checked = check_text("error", message); !checked) return checked;
+  auto writer = lock_writer();
   Commit batch;
   batch.add(audit_record({{"at", now()},
                           {"kind", "turn_failed"},

@@ -57,7 +57,7 @@ void Hub::run_posts() {
     while (taken < kMaxPostsPerFlush && !posts_.empty() &&
            !combining_.exchange(true)) {
       {
-        std::lock_guard writer(writer_);
+        auto writer = lock_writer();
         PostRequest* request = posts_.take_all();
         while (request != nullptr) {
           PostRequest* next = request->queue_next;  // finish() may end it

@@ -65,6 +65,14 @@ Result<void> HubState::apply_channel_created(
   return {};
 }
 
+void HubState::reset() {
+  registry = Registry();
+  channels = ChannelTable();
+  tasks = TaskTable();
+  largest_envelope_id.clear();
+  expectations = ExpectationLedger();
+}
+
 Result<void> HubState::apply(std::uint64_t log_sequence,
                              std::string_view record) {
   const schema::Record* root = schema::GetRecord(record.data());

@@ -28,6 +28,9 @@ class HubState {
   // kStorage naming `log_sequence` when its payload does not decode.
   Result<void> apply(std::uint64_t log_sequence, std::string_view record);
 
+  // Forgets everything folded, as before the first record.
+  void reset();
+
   Registry registry;
   ChannelTable channels;
   TaskTable tasks;

@@ -8,6 +8,7 @@
 #include "engine/flex_json.h"
 #include "engine/hub.h"
 #include "engine/hub_commit.h"
+#include "engine/input_limits.h"
 #include "engine/log_records.h"
 #include "engine/registry/duration.h"
 #include "engine/tasks/task_json.h"
@@ -52,6 +53,11 @@ bool is_due(const std::string& expires_at, Timestamp now,
 // the kind the field needs rather than fail later.
 Result<void> check_json(std::string_view field, const JsonText& text,
                         bool object) {
+  if (auto checked =
+          check_json_text("task field '" + std::string(field) + "'", text);
+      !checked) {
+    return checked;
+  }
   const json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || (object && !parsed.is_object())) {
     return invalid("task field '" + std::string(field) + "' must be " +
@@ -78,7 +84,7 @@ Result<void> Hub::observe_task(TaskMetadata metadata) {
     return invalid(invalid_task_state_message(metadata.state));
   }
   if (auto ok = check_task_json(metadata); !ok) return ok;
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const TaskEntry* known = state_.tasks.find(metadata.task_id);
   const AgentRecord* owner = state_.registry.find(
       known ? known->metadata.owner_id : metadata.owner_id);
@@ -127,7 +133,8 @@ Result<void> Hub::observe_task(TaskMetadata metadata) {
     if (task.created_at.empty()) task.created_at = now();
     if (!task.expires_at || task.expires_at->empty()) {
       task.expires_at.reset();
-      auto ttl = parse_duration(owner->rule.limits.task_ttl_default);
+      auto ttl = parse_ttl(owner->rule.limits.task_ttl_default,
+                           "the owner's rule.limits.task_ttl_default");
       if (!ttl) return std::unexpected(ttl.error());
       if (*ttl > 0) {
         task.expires_at =
@@ -156,7 +163,7 @@ Result<void> Hub::update_task(std::string_view task_id,
     if (auto ok = check_json("result", *update.result, false); !ok) return ok;
   }
   Commit batch;
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const TaskEntry* known = state_.tasks.find(task_id);
   if (!known) return task_not_found(task_id);
   if (known->metadata.terminal()) return {};  // terminal is final
@@ -207,9 +214,12 @@ std::vector<TaskMetadata> Hub::list_tasks(const TaskFilter& filter) const {
 
 Result<void> Hub::checkpoint_task(std::string_view task_id, JsonText state) {
   if (!is_valid_task_id(task_id)) return invalid_task_id(task_id);
+  if (auto checked = check_json_text("checkpoint state", state); !checked) {
+    return checked;
+  }
   auto parsed = json::parse(state, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object()) return invalid("a checkpoint must be a JSON object");
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   if (const TaskEntry* task = state_.tasks.find(task_id);
       task && task->metadata.terminal()) {
     return {};  // the task is over; its last checkpoint stands
@@ -314,7 +324,7 @@ void Hub::stage_task_cascade(Commit& batch, std::string_view channel_id) {
 
 Result<void> Hub::expire_due_tasks() {
   Commit batch;
-  std::unique_lock writer(writer_);
+  auto writer = lock_writer();
   const Timestamp now_time = clock_->now();
   const std::string at = format_timestamp(now_time);
   std::map<std::string, Resume, std::less<>> resumes;

@@ -30,6 +30,9 @@ inline constexpr std::uint64_t kLastSequence =
 // Longest channel id the channel index accepts.
 inline constexpr std::size_t kMaxChannelIdBytes = 255;
 
+// Largest record a batch may hold.
+inline constexpr std::size_t kMaxRecordBytes = 16 << 20;
+
 enum class Durability {
   kSync,   // an append is acked only after its batch is fsynced (default)
   kAsync,  // acked once written to the OS; survives a process crash, not
@@ -81,13 +84,13 @@ class LogStore {
 
   // Appends `batch` atomically: all of it or none. Sequences are assigned in
   // batch order, densely after everything appended before. Fails with
-  // kInvalidArgument (a record fails verification, a channel id is longer
-  // than kMaxChannelIdBytes), kConflict (an idempotency key is already in
-  // the log or twice in flight), kFailed or kClosed; nothing is written then
-  // (and `on_sequenced` is not called). When the write or a sync fails
-  // after `on_sequenced` ran, fails with kIoError or kFailed and the store
-  // is failed from then on.
-  // Concurrent appends are group-committed.
+  // kInvalidArgument (a record fails verification or is larger than
+  // kMaxRecordBytes, a channel id is longer than kMaxChannelIdBytes), kConflict
+  // (an idempotency key is already in the log or twice in flight), kFailed or
+  // kClosed; nothing is written then (and `on_sequenced` is not called). When
+  // the write or a sync fails after `on_sequenced` ran, fails with kIoError or
+  // kFailed and the store is failed from then on. Concurrent appends are
+  // group-committed.
   virtual Result<std::vector<Position>> append(
       std::span<AppendEntry> batch, const SequencedCallback& on_sequenced) = 0;
   Result<std::vector<Position>> append(std::span<AppendEntry> batch) {
@@ -115,6 +118,15 @@ class LogStore {
   // that does. Fails as append() does when that group fails. The default
   // has nothing to wait for.
   virtual Result<void> flush() { return {}; }
+
+  // After appends failed with kNoSpace because the disk filled up while a
+  // batch was being written: makes the store accept appends again once
+  // there is room. Fails with kNoSpace while there is not, kFailed when a
+  // fatal failure stopped the store. Returns at once on a store that
+  // accepts appends. Batches sequenced before the failure are failed
+  // first, and the next append takes the sequence after the last durable
+  // record. The default has nothing to resume.
+  virtual Result<void> resume() { return {}; }
 
   // Visits records with from <= log_sequence <= to in order. Every record
   // passes the FlatBuffers Verifier and carries the sequence it is stored

@@ -7,15 +7,25 @@
 // them are acked. A failed write or sync is fatal: the store refuses every
 // further append with kFailed and never retries.
 //
+// A full disk is not fatal: a write that fails for want of space fails its
+// group (nothing of it is written or acked) and the batches sequenced
+// behind it; appends are then refused with kNoSpace until resume() finds
+// room again and RocksDB resumes writing.
+//
 // Recovery on open: a torn tail (an incomplete record at the end of the WAL,
 // left by a crash mid-write) is dropped and reported; those bytes were never
-// acked. A damaged record before the end of the WAL is refused: open fails
-// with kCorruption and nothing is cut away.
+// acked. A damaged record before the end of the WAL, or a damaged table
+// file, is refused: open fails with kCorruption naming the file, and
+// nothing is cut away.
+//
+// Creation is atomic as users see it: a store whose creation a crash cut
+// short holds no record and is completed by the next open.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "log/log_store.h"
@@ -37,6 +47,9 @@ struct RocksDbOptions {
   // so a filling disk stops appends before RocksDB itself runs out of
   // space mid-write. Free space is sampled at most every 10 ms. 0 disables.
   std::uint64_t min_free_bytes = 64 << 20;
+  // Bytes a memtable holds before RocksDB flushes it to a table file;
+  // 0: RocksDB's default (64 MiB).
+  std::size_t write_buffer_size = 0;
 };
 
 // What opening the store found.
@@ -62,11 +75,24 @@ Result<OpenedLogStore> open_rocksdb_log_store(
 // instance, so it works while a live hub holds the store's lock. Sees the
 // store as it was when opened; wait_for_append() catches up with what the
 // primary appended since (polling every 50 ms), so a Tail on it follows a
-// live hub. append() fails with kReadOnly. The secondary's own files live
-// in a fresh directory under the system temp dir, removed on close. Fails
-// with kNotFound (no Parley store at `directory`; nothing is created),
-// kCorruption (not a Parley store), kVersionMismatch or kIoError.
+// live hub; a catch-up that finds the store damaged makes every later read
+// fail with kCorruption. append() fails with kReadOnly. Writes nothing,
+// anywhere. Fails with kNotFound (no Parley store at `directory`; nothing
+// is created), kCorruption (not a Parley store, or a damaged table file,
+// named), kVersionMismatch or kIoError.
 Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
+    const std::filesystem::path& directory);
+
+// Whether another process holds the store in `directory` open read-write
+// (a live hub). Locks held by this process are not seen.
+bool store_is_locked(const std::filesystem::path& directory);
+
+// The incomplete record that ends the store's WAL (what RocksDB says of
+// it), which the next read-write open will drop; nullopt when the WAL ends
+// cleanly, or when another process holds the store (a live writer's WAL
+// may end mid-record). Reads the whole WAL. Fails with kCorruption when
+// the WAL is damaged before its end, or kIoError.
+Result<std::optional<std::string>> find_torn_wal_tail(
     const std::filesystem::path& directory);
 
 }  // namespace parley::log

@@ -9,6 +9,13 @@ namespace parley::log {
 Result<void> Sequencer::check_entries(std::span<AppendEntry> batch) {
   for (std::size_t i = 0; i < batch.size(); ++i) {
     AppendEntry& entry = batch[i];
+    if (entry.record.size() > kMaxRecordBytes) {
+      return std::unexpected(Error{
+          ErrorCode::kInvalidArgument,
+          "batch entry " + std::to_string(i) + ": a record of " +
+              std::to_string(entry.record.size()) + " bytes exceeds the " +
+              std::to_string(kMaxRecordBytes) + " a record may hold"});
+    }
     if (!schema::verify_record(entry.record) ||
         !schema::stamp_sequences(entry.record, {})) {
       return std::unexpected(Error{

@@ -8,10 +8,15 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "engine/clock.h"
 #include "engine/flex_json.h"
 #include "engine/idempotency.h"
+#include "engine/ids.h"
+#include "engine/input_limits.h"
 #include "engine/log_records.h"
+#include "engine/ops/json_input.h"
 #include "engine/ops/records_json.h"
+#include "replay/ag2_files.h"
 #include "replay/ag2_tasks.h"
 #include "replay/folded_store.h"
 
@@ -21,30 +26,15 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::unexpected<Ag2Error> data_error(const std::string& what) {
-  return std::unexpected(Ag2Error{Ag2ErrorKind::kData, what});
+std::unexpected<Ag2Error> data_error(std::string what) {
+  return ag2_data_error(std::move(what));
 }
 
 Ag2Result<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::unexpected(
-        Ag2Error{Ag2ErrorKind::kIo, "cannot read " + path.string()});
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_ag2_text(path);
 }
 
-Ag2Result<json> read_json(const fs::path& path) {
-  auto text = read_text(path);
-  if (!text) return std::unexpected(text.error());
-  json value = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) {
-    return data_error(path.string() + ": not valid JSON");
-  }
-  return value;
-}
+Ag2Result<json> read_json(const fs::path& path) { return read_ag2_json(path); }
 
 // The JSON lines of a .jsonl file, blank lines skipped; a torn last line
 // (no final newline, not valid JSON) is left out with a warning.
@@ -62,18 +52,25 @@ Ag2Result<std::vector<std::pair<std::size_t, json>>> read_json_lines(
     std::string_view line(text->data() + at, end - at);
     at = end + 1;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded() || !value.is_object()) {
-      if (last) {
-        warnings.push_back(path.string() + ":" + std::to_string(number) +
-                           ": torn last line (" + std::to_string(line.size()) +
+    const std::string where = path.string() + ":" + std::to_string(number);
+    auto value = engine::parse_json_input(line, where);
+    if (!value || !value->is_object()) {
+      // A line within the limits that does not parse, at the very end with
+      // no newline, is what a crash mid-write leaves.
+      const bool within_limits =
+          line.size() <= engine::kMaxJsonDocumentBytes &&
+          engine::json_depth(line) <= engine::kMaxJsonDepth;
+      if (last && !value && within_limits) {
+        warnings.push_back(where + ": torn last line (" +
+                           std::to_string(line.size()) +
                            " bytes, no newline), not imported");
         break;
       }
-      return data_error(path.string() + ":" + std::to_string(number) +
-                        ": not a JSON object; nothing was imported");
+      return data_error(
+          (value ? where + ": not a JSON object" : value.error().message) +
+          "; nothing was imported");
     }
-    lines.emplace_back(number, std::move(value));
+    lines.emplace_back(number, std::move(*value));
   }
   return lines;
 }
@@ -170,6 +167,12 @@ class Importer {
         return data_error((dir / "passport.json").string() + ": " +
                           passport.error().message);
       }
+      if (auto name =
+              engine::check_name("passport field 'name'", passport->name);
+          !name) {
+        return data_error((dir / "passport.json").string() + ": " +
+                          name.error().message + "; nothing was imported");
+      }
       engine::AgentRecord agent{.passport = std::move(*passport)};
       if (!agent.passport.agent_id) {
         agent.passport.agent_id = dir.filename().string();
@@ -203,14 +206,27 @@ class Importer {
       if (fs::exists(dir / "SKILL.md")) {
         auto skill = read_text(dir / "SKILL.md");
         if (!skill) return std::unexpected(skill.error());
+        if (auto text = engine::check_text("SKILL.md", *skill); !text) {
+          return data_error((dir / "SKILL.md").string() + ": " +
+                            text.error().message + "; nothing was imported");
+        }
         agent.skill_md = std::move(*skill);
       }
       if (fs::exists(dir / "inbox.cursors.json")) {
-        // AG2 ignores a cursor file that is not an object of strings.
-        auto value = read_json(dir / "inbox.cursors.json");
+        // AG2 ignores a cursor file that is not an object of envelope ids,
+        // and so does import, saying so.
+        const fs::path file = dir / "inbox.cursors.json";
+        auto value = read_json(file);
         if (value && value->is_object()) {
           for (const auto& [channel, envelope] : value->items()) {
-            if (!envelope.is_string() || channel.empty()) continue;
+            if (!envelope.is_string() || channel.empty() ||
+                !engine::has_id_shape(envelope.get<std::string>())) {
+              report_.warnings.push_back(
+                  file.string() + ": the cursor of channel '" + channel +
+                  "' is not an envelope id (" + envelope.dump() +
+                  "), ignored (as AG2 does)");
+              continue;
+            }
             cursors_.push_back({engine::cursor_advanced_record(
                 agent.agent_id(), channel, envelope.get<std::string>())});
             ++report_.cursors;
@@ -254,6 +270,22 @@ class Importer {
             return data_error(
                 (dir / "wal.jsonl").string() + ":" + std::to_string(number) +
                 ": " + envelope.error().message + "; nothing was imported");
+          }
+          const std::string where =
+              (dir / "wal.jsonl").string() + ":" + std::to_string(number);
+          if (envelope->envelope_id.empty()) {
+            return data_error(where +
+                              ": the envelope has no envelope_id; nothing was "
+                              "imported");
+          }
+          if (!engine::parse_timestamp(envelope->created_at)) {
+            return data_error(
+                where + ": the envelope's created_at '" + envelope->created_at +
+                "' is not an ISO-8601 time; nothing was imported");
+          }
+          if (auto checked = engine::check_envelope(*envelope); !checked) {
+            return data_error(where + ": " + checked.error().message +
+                              "; nothing was imported");
           }
           if (envelope->channel_id != metadata->channel_id) {
             return data_error((dir / "wal.jsonl").string() + ":" +

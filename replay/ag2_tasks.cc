@@ -8,6 +8,7 @@
 
 #include "engine/flex_json.h"
 #include "engine/ops/records_json.h"
+#include "replay/ag2_files.h"
 #include "schemas/record_builder.h"
 
 namespace parley::replay {
@@ -22,8 +23,8 @@ std::span<const std::uint8_t> bytes(
   return {vector->data(), vector->size()};
 }
 
-std::unexpected<Ag2Error> data_error(const std::string& what) {
-  return std::unexpected(Ag2Error{Ag2ErrorKind::kData, what});
+std::unexpected<Ag2Error> data_error(std::string what) {
+  return ag2_data_error(std::move(what));
 }
 
 // `value`'s keys in `order` first, then any others (sorted).
@@ -64,19 +65,7 @@ Ag2Result<void> write_file(const fs::path& path, std::string_view text) {
   return {};
 }
 
-Ag2Result<json> read_json(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::unexpected(
-        Ag2Error{Ag2ErrorKind::kIo, "cannot read " + path.string()});
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  json value = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded())
-    return data_error(path.string() + ": not valid JSON");
-  return value;
-}
+Ag2Result<json> read_json(const fs::path& path) { return read_ag2_json(path); }
 
 bool is_string(const json& object, const char* key) {
   return object.contains(key) && object[key].is_string();

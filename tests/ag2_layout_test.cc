@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -307,6 +308,93 @@ TEST_CASE(
                      " " + ag2.string());
   CHECK(fresh.exit_code == 65);
   CHECK_FALSE(fs::exists(dir.path() / "fresh"));
+}
+
+// Rewrites line `number` (1-based) of the WAL `path` with `change`.
+void rewrite_wal_line(const fs::path& path, int number,
+                      const std::function<void(json&)>& change) {
+  std::istringstream lines(read_file(path));
+  std::string wal, line;
+  for (int at = 1; std::getline(lines, line); ++at) {
+    json envelope = json::parse(line);
+    if (at == number) change(envelope);
+    wal += envelope.dump() + "\n";
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << wal;
+}
+
+// Imports `ag2` into a fresh store, which must fail with a data error whose
+// message contains `words`, writing nothing; so must the command line.
+void import_refused(const fs::path& dir, const fs::path& ag2,
+                    std::string_view words) {
+  auto store = open_store(dir / "store");
+  auto imported = replay::import_ag2(ag2, *store);
+  REQUIRE_FALSE(imported.has_value());
+  CHECK(imported.error().kind == replay::Ag2ErrorKind::kData);
+  CHECK_MESSAGE(imported.error().message.find(words) != std::string::npos,
+                imported.error().message);
+  CHECK(store->last_sequence() == 0);
+  store.reset();
+  Run run = parley("import-ag2 --data " + (dir / "cli").string() + " " +
+                   ag2.string());
+  CHECK(run.exit_code == 65);
+  CHECK_FALSE(fs::exists(dir / "cli"));
+}
+
+TEST_CASE(
+    "a SKILL.md that is not valid UTF-8 is a data error, nothing "
+    "written") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  const fs::path agent = fs::directory_iterator(ag2 / "agents")->path();
+  std::ofstream(agent / "SKILL.md", std::ios::binary)
+      << "---\nname: x\n---\nbad \xff\xfe bytes\n";
+  import_refused(dir.path(), ag2, "SKILL.md: SKILL.md is not valid UTF-8");
+}
+
+TEST_CASE(
+    "a WAL line without an envelope_id is a data error, nothing "
+    "written") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  rewrite_wal_line(ag2 / kConversationWal, 4,
+                   [](json& envelope) { envelope.erase("envelope_id"); });
+  import_refused(dir.path(), ag2,
+                 "wal.jsonl:4: the envelope has no envelope_id");
+}
+
+TEST_CASE("a WAL line nested deeper than Parley parses is a data error") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  std::string wal = read_file(ag2 / kConversationWal);
+  wal.insert(wal.find('\n') + 1,
+             std::string(10000, '[') + std::string(10000, ']') + "\n");
+  std::ofstream(ag2 / kConversationWal, std::ios::binary | std::ios::trunc)
+      << wal;
+  import_refused(dir.path(), ag2, "nests deeper than 64 levels");
+}
+
+TEST_CASE(
+    "an inbox cursor that is not an envelope id is ignored with a "
+    "warning") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  fs::path cursors;
+  for (const auto& agent : fs::directory_iterator(ag2 / "agents")) {
+    if (fs::exists(agent.path() / "inbox.cursors.json")) {
+      cursors = agent.path() / "inbox.cursors.json";
+    }
+  }
+  REQUIRE_FALSE(cursors.empty());
+  json value = json::parse(read_file(cursors));
+  REQUIRE(value.is_object());
+  value[value.begin().key()] = 42;
+  std::ofstream(cursors, std::ios::binary | std::ios::trunc) << value.dump();
+  auto store = open_store(dir.path() / "store");
+  replay::Ag2ImportReport report = import_into(ag2, *store);
+  REQUIRE(report.warnings.size() == 1);
+  CHECK(report.warnings[0].find("is not an envelope id (42)") !=
+        std::string::npos);
 }
 
 TEST_CASE("tasks and checkpoints go into the log and come back out") {

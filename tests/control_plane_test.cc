@@ -12,6 +12,7 @@
 
 #include "engine/error.h"
 #include "engine/ids.h"
+#include "engine/input_limits.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {
@@ -293,17 +294,17 @@ TEST_CASE("a malformed envelope is refused and nothing is written") {
   SUBCASE("an oversized event_data") {
     json envelope = s.envelope();
     envelope["event_data"] = {
-        {"text", std::string(engine::kMaxEventDataBytes + 1, 'x')}};
+        {"text", std::string(engine::kMaxValueBytes + 1, 'x')}};
     s.refuses("post_envelope", {{"envelope", envelope}}, ErrorKind::kInvalid);
     auto result = s.t.ops().call("post_envelope", {{"envelope", envelope}});
     REQUIRE_FALSE(result.has_value());
-    CHECK(result.error().message.find(
-              std::to_string(engine::kMaxEventDataBytes)) != std::string::npos);
+    CHECK(result.error().message.find(std::to_string(engine::kMaxValueBytes)) !=
+          std::string::npos);
   }
   SUBCASE("an event_data just under the limit is accepted") {
     json envelope = s.envelope();
     envelope["event_data"] = {
-        {"text", std::string(engine::kMaxEventDataBytes - 64, 'x')}};
+        {"text", std::string(engine::kMaxValueBytes - 64, 'x')}};
     auto id = s.ok("post_envelope", {{"envelope", envelope}});
     CHECK(id.is_string());
   }

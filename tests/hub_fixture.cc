@@ -15,8 +15,10 @@ using engine::Envelope;
 using nlohmann::json;
 
 TestHub::TestHub(
-    std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters)
+    std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters,
+    log::RocksDbOptions store)
     : adapters_(std::move(adapters)),
+      store_options_(store),
       clock_(std::make_shared<engine::ManualClock>(
           *engine::parse_timestamp("2026-01-01T00:00:00+00:00"))) {
   start();
@@ -28,8 +30,8 @@ TestHub::~TestHub() {
 }
 
 void TestHub::start() {
-  auto opened = log::open_rocksdb_log_store(
-      dir_.path() / "store", {.durability = log::Durability::kAsync});
+  auto opened =
+      log::open_rocksdb_log_store(dir_.path() / "store", store_options_);
   REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   engine::HubOptions options{
       .store = std::shared_ptr<log::LogStore>(std::move(opened->store)),

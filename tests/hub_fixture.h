@@ -15,6 +15,7 @@
 #include "engine/clock.h"
 #include "engine/hub.h"
 #include "engine/ops/control_plane.h"
+#include "log/rocksdb_log_store.h"
 #include "tests/test_support.h"
 
 namespace parley::testing {
@@ -25,8 +26,10 @@ class TestHub {
 
   // The clock starts at 2026-01-01T00:00:00+00:00. Extra adapters are
   // registered at every (re)start.
+  // `store` configures the RocksDB store (async durability by default).
   explicit TestHub(
-      std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters = {});
+      std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters = {},
+      log::RocksDbOptions store = {.durability = log::Durability::kAsync});
   ~TestHub();
 
   engine::Hub& hub() { return *hub_; }
@@ -86,6 +89,7 @@ class TestHub {
   ScratchDir dir_;
   std::vector<std::shared_ptr<const engine::ChannelAdapter>> adapters_;
   std::function<void(engine::HubOptions&)> customize_;
+  log::RocksDbOptions store_options_;
   std::shared_ptr<engine::ManualClock> clock_;
   std::unique_ptr<engine::Hub> hub_;
   std::unique_ptr<engine::ControlPlane> ops_;

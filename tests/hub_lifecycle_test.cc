@@ -601,7 +601,12 @@ TEST_CASE("CHAN-15 TTL drives expires_at") {
   CHECK(expires(alice, std::int64_t{90}) == "2026-01-01T00:01:30+00:00");
   CHECK(expires(alice, std::string("0s")) == std::nullopt);
   CHECK(expires(alice, std::int64_t{0}) == std::nullopt);
-  CHECK(expires(alice, std::int64_t{-5}) == std::nullopt);
+  // AG2 reads a negative TTL as none; Parley refuses it and asks for 0.
+  auto negative =
+      t.open(alice, "conversation", {bob}, json::object(), std::int64_t{-5});
+  REQUIRE_FALSE(negative.has_value());
+  CHECK(negative.error().message ==
+        "ttl must not be negative, got -5 seconds; 0 means no expiry");
 }
 
 TEST_CASE("CHAN-15 a malformed TTL refuses the open and persists nothing") {

@@ -118,8 +118,8 @@ TEST_CASE("exec answers a malformed line with an error line and goes on") {
                    script.string());
   CHECK(run.exit_code == 0);
   CHECK(run.out ==
-        "{\"error_code\": \"error\", \"error_message\": \"a script line must "
-        "be one JSON object\", \"ok\": false}\n"
+        "{\"error_code\": \"error\", \"error_message\": \"script line: not "
+        "valid JSON\", \"ok\": false}\n"
         "{\"error_code\": \"protocol_error\", \"error_message\": \"unknown "
         "control-plane op: 'nope'\", \"ok\": false}\n"
         "{\"ok\": true, \"result\": null}\n");

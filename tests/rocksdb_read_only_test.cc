@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -42,9 +43,9 @@ std::vector<std::string> all_texts(const log::LogStore& store) {
   return seen;
 }
 
-// Points TMPDIR, where read-only views make their secondary directories,
-// at a fresh directory of the test's own while it lives, so that counting
-// them is not disturbed by tests running in parallel.
+// Points TMPDIR at a fresh directory of the test's own while it lives, so
+// that what a read-only view might leave there is not confused with what
+// tests running in parallel leave.
 class PrivateTmpdir {
  public:
   PrivateTmpdir() {
@@ -66,15 +67,13 @@ class PrivateTmpdir {
   std::optional<std::string> previous_;
 };
 
-// Secondary directories in the temp directory (see PrivateTmpdir).
-std::size_t secondary_directories() {
-  std::size_t count = 0;
-  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path())) {
-    if (entry.path().filename().string().starts_with("parley-secondary-")) {
-      ++count;
-    }
+// The names of the entries in `directory`.
+std::set<std::string> entries(const fs::path& directory) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    names.insert(entry.path().filename().string());
   }
-  return count;
+  return names;
 }
 
 TEST_CASE("a read-only store reads what a live writer holding the lock wrote") {
@@ -165,7 +164,6 @@ TEST_CASE(
     "opening a missing store read-only fails not-found, creates nothing") {
   testing::ScratchDir dir;
   PrivateTmpdir tmpdir;
-  const std::size_t before = secondary_directories();
   auto missing = log::open_rocksdb_log_store_read_only(dir.path() / "none");
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == ErrorCode::kNotFound);
@@ -174,7 +172,7 @@ TEST_CASE(
   auto empty_dir = log::open_rocksdb_log_store_read_only(dir.path());
   REQUIRE_FALSE(empty_dir.has_value());
   CHECK(empty_dir.error().code == ErrorCode::kNotFound);
-  CHECK(secondary_directories() == before);
+  CHECK(entries(fs::temp_directory_path()).empty());
 }
 
 TEST_CASE("a RocksDB database that is not a Parley store is refused") {
@@ -185,30 +183,33 @@ TEST_CASE("a RocksDB database that is not a Parley store is refused") {
     rocksdb::DB* db = nullptr;
     REQUIRE(rocksdb::DB::Open(options, dir.path().string(), &db).ok());
     std::unique_ptr<rocksdb::DB> owned(db);
+    REQUIRE(db->Put(rocksdb::WriteOptions(), "someone", "else's").ok());
   }
-  const std::size_t before = secondary_directories();
+  PrivateTmpdir tmpdir;
   auto refused = log::open_rocksdb_log_store_read_only(dir.path());
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().code == ErrorCode::kCorruption);
   CHECK(refused.error().message.find("not a Parley store") !=
         std::string::npos);
-  CHECK(secondary_directories() == before);
+  CHECK(entries(fs::temp_directory_path()).empty());
 }
 
-TEST_CASE("closing a read-only store removes its secondary directory") {
+TEST_CASE("a read-only store writes nothing, in the store or elsewhere") {
   testing::ScratchDir dir;
   PrivateTmpdir tmpdir;
   {
     auto writer = log::open_rocksdb_log_store(dir.path());
     REQUIRE(writer.has_value());
-    append_texts(*writer->store, 1, 1);
+    append_texts(*writer->store, 1, 3);
   }
-  const std::size_t before = secondary_directories();
+  const std::set<std::string> store_files = entries(dir.path());
   auto reader = log::open_rocksdb_log_store_read_only(dir.path());
   REQUIRE(reader.has_value());
-  CHECK(secondary_directories() == before + 1);
+  CHECK(all_texts(**reader) == std::vector<std::string>{"1", "2", "3"});
+  (void)(*reader)->wait_for_append(3, std::chrono::milliseconds(60));
+  CHECK(entries(fs::temp_directory_path()).empty());
+  CHECK(entries(dir.path()) == store_files);
   REQUIRE((*reader)->close().has_value());
-  CHECK(secondary_directories() == before);
   CHECK_FALSE((*reader)->read(1, 1, [](auto, auto) { return true; }));
 }
 

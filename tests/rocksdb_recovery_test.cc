@@ -231,11 +231,69 @@ TEST_CASE("a RocksDB database that is not a Parley store is refused") {
     options.create_if_missing = true;
     rocksdb::DB* db = nullptr;
     REQUIRE(rocksdb::DB::Open(options, dir.path().string(), &db).ok());
+    REQUIRE(db->Put(rocksdb::WriteOptions(), "someone", "else's").ok());
     delete db;
   }
   auto opened = log::open_rocksdb_log_store(dir.path());
   REQUIRE_FALSE(opened.has_value());
   CHECK(opened.error().code == ErrorCode::kCorruption);
+  CHECK(opened.error().message.find("not a Parley store") != std::string::npos);
+}
+
+// What a crash leaves when it kills the creation of a store after RocksDB
+// made the database exist and before Parley's families were all added.
+void make_store_cut_short(const fs::path& dir,
+                          const std::vector<std::string>& families) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& family : families) descriptors.emplace_back(family, options);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  REQUIRE(rocksdb::DB::Open(options, dir.string(), descriptors, &handles, &db)
+              .ok());
+  for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+  delete db;
+}
+
+TEST_CASE("a store whose creation a crash cut short opens, completed") {
+  for (const auto& families : std::vector<std::vector<std::string>>{
+           {"default"}, {"default", "log", "channel_index"}}) {
+    testing::ScratchDir dir;
+    make_store_cut_short(dir.path(), families);
+    auto read_only = log::open_rocksdb_log_store_read_only(dir.path());
+    REQUIRE_FALSE(read_only.has_value());
+    CHECK(read_only.error().code == ErrorCode::kNotFound);
+    {
+      auto opened = open_store(dir.path());
+      CHECK(opened.recovery.created);
+      append_texts(*opened.store, 1, 2);
+    }
+    auto reopened = open_store(dir.path());
+    CHECK_FALSE(reopened.recovery.created);
+    CHECK(all_texts(*reopened.store) == numbers(1, 2));
+  }
+}
+
+TEST_CASE("a cut-short store whose families hold data is not completed") {
+  testing::ScratchDir dir;
+  make_store_cut_short(dir.path(), {"default", "log"});
+  {
+    rocksdb::DB* db = nullptr;
+    rocksdb::Options options;
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors{
+        {"default", options}, {"log", options}};
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    REQUIRE(rocksdb::DB::Open(options, dir.path().string(), descriptors,
+                              &handles, &db)
+                .ok());
+    REQUIRE(db->Put(rocksdb::WriteOptions(), handles[1], "k", "v").ok());
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    delete db;
+  }
+  auto opened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(opened.has_value());
   CHECK(opened.error().message.find("not a Parley store") != std::string::npos);
 }
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/ops/records_json.h"
 #include "log/rocksdb_log_store.h"
@@ -52,6 +53,21 @@ int run(const AuditCommandOptions& options) {
   }
   const log::LogStore& store = **opened;
   if (options.trail) return print_trail(store, options);
+  // What the next read-write open will do with the WAL's tail: a torn
+  // record is dropped (it was never acked); damage before the end refuses
+  // the open, which the view above cannot show.
+  auto torn = log::find_torn_wal_tail(options.data);
+  if (!torn) {
+    std::cerr << "parley: " << torn.error().message
+              << "; opening the store read-write will refuse it\n";
+    return exit_code_for(torn.error().code);
+  }
+  const std::optional<std::string> torn_note =
+      *torn ? std::optional<std::string>(
+                  "the WAL ends with a torn record (" + **torn +
+                  "): it was never acknowledged, and the next read-write "
+                  "open drops it")
+            : std::nullopt;
   auto report = replay::audit_store(store, {.channels = options.channels});
   if (!report) {
     std::cerr << "parley: " << report.error().message << '\n';
@@ -60,6 +76,7 @@ int run(const AuditCommandOptions& options) {
   }
   const OutputFormat format = resolve_format(options.output);
   if (format == OutputFormat::kText) {
+    if (torn_note) std::cout << "note: " << *torn_note << '\n';
     for (const replay::AuditProblem& problem : report->problems) {
       std::cout << replay::describe(problem) << '\n';
     }
@@ -84,7 +101,9 @@ int run(const AuditCommandOptions& options) {
     writer.write({{"records", report->records},
                   {"channels", report->channels},
                   {"problems", report->problems.size()},
-                  {"state_hash", replay::hash_hex(report->state_hash)}});
+                  {"state_hash", replay::hash_hex(report->state_hash)},
+                  {"wal_torn_tail",
+                   torn_note ? nlohmann::json(*torn_note) : nlohmann::json()}});
     writer.finish();
   }
   if (!report->clean()) {

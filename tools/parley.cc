@@ -1,6 +1,8 @@
 // The parley command line: one binary, subcommands.
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <exception>
+#include <iostream>
 
 #include "tools/ag2_commands.h"
 #include "tools/audit_command.h"
@@ -34,6 +36,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     int code = app.exit(error);
     return code == 0 ? parley::tools::kExitOk : parley::tools::kExitUsage;
+  } catch (const std::exception& error) {
+    // A bug, not bad input (bad input gets its own message and code). The
+    // stack has unwound by now, so every store the command opened is
+    // closed and nothing it made is left behind.
+    std::cerr << "parley: internal error: " << error.what() << '\n';
+    return parley::tools::kExitSoftware;
   }
   return exit_code;
 }

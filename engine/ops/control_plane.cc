@@ -78,11 +78,6 @@ Result<json> post_envelope_op(Hub& hub, const Params& params) {
   PARLEY_CHECK(params.only({"envelope"}));
   PARLEY_TRY(envelope_json, params.object("envelope"));
   PARLEY_TRY(envelope, envelope_from_json(envelope_json));
-  if (envelope.event_data.size() > kMaxEventDataBytes) {
-    return invalid(
-        "event_data is " + std::to_string(envelope.event_data.size()) +
-        " bytes encoded; the limit is " + std::to_string(kMaxEventDataBytes));
-  }
   PARLEY_TRY(id, hub.post_envelope(std::move(envelope)));
   return json(id);
 }

@@ -13,9 +13,6 @@
 
 namespace parley::engine {
 
-// Largest `event_data` a post may carry, in encoded bytes.
-inline constexpr std::size_t kMaxEventDataBytes = 1 << 20;
-
 class ControlPlane {
  public:
   // `hub` must outlive the control plane.

@@ -1,7 +1,10 @@
 #include "engine/ops/script_runner.h"
 
+#include <cmath>
+
 #include "engine/event_types.h"
 #include "engine/invite_reply.h"
+#include "engine/ops/json_input.h"
 #include "engine/ops/records_json.h"
 
 namespace parley::engine {
@@ -95,23 +98,21 @@ void ScriptRunner::answer_invite(const std::string& invitee,
   (void)hub_->post_envelope(std::move(reply));  // refusals change nothing
 }
 
-json ScriptRunner::substitute(const json& value) const {
+void ScriptRunner::substitute(json& value) const {
   if (value.is_string()) {
     const auto& text = value.get_ref<const std::string&>();
     if (text.starts_with('$')) {
       if (auto it = bindings_.find(std::string_view(text).substr(1));
           it != bindings_.end()) {
-        return it->second;
+        value = it->second;
       }
     }
-    return value;
+    return;
   }
+  // In place, each element once: the line's nesting is bounded at parse.
   if (value.is_array() || value.is_object()) {
-    json out = value;
-    for (auto& element : out) element = substitute(element);
-    return out;
+    for (auto& element : value) substitute(element);
   }
-  return value;
 }
 
 Result<json> ScriptRunner::run_script_op(std::string_view op,
@@ -120,7 +121,11 @@ Result<json> ScriptRunner::run_script_op(std::string_view op,
     if (!params.contains("agent_id") || !params["agent_id"].is_string()) {
       return invalid("'agent_id'");
     }
-    const std::string mode = params.value("mode", "ack");
+    const json mode_value = params.contains("mode") ? params["mode"] : "ack";
+    if (!mode_value.is_string()) {
+      return invalid("invitee param 'mode' must be a string");
+    }
+    const std::string mode = mode_value.get<std::string>();
     InviteMode parsed;
     if (mode == "ack") {
       parsed = InviteMode::kAck;
@@ -139,7 +144,9 @@ Result<json> ScriptRunner::run_script_op(std::string_view op,
     auto at = params.contains("at") && params["at"].is_string()
                   ? parse_timestamp(params["at"].get<std::string>())
                   : std::nullopt;
-    if (!at) return invalid("clock.set needs an ISO-8601 'at'");
+    if (!at || !is_representable(*at)) {
+      return invalid("clock.set needs an ISO-8601 'at' in years 1-9999");
+    }
     clock_->set(*at);
     return json(nullptr);
   }
@@ -147,8 +154,21 @@ Result<json> ScriptRunner::run_script_op(std::string_view op,
     if (!params.contains("seconds") || !params["seconds"].is_number()) {
       return invalid("clock.advance needs numeric 'seconds'");
     }
-    clock_->advance(std::chrono::microseconds(
-        static_cast<std::int64_t>(params["seconds"].get<double>() * 1e6)));
+    const double seconds = params["seconds"].get<double>();
+    // Within a century either way, and the clock stays within years
+    // 1-9999, the years a timestamp can name.
+    constexpr double kMaxStep = 100.0 * 365.25 * 86400;
+    if (!(std::abs(seconds) <= kMaxStep)) {
+      return invalid("clock.advance 'seconds' must be within ±" +
+                     std::to_string(static_cast<std::int64_t>(kMaxStep)));
+    }
+    const Timestamp to =
+        clock_->now() +
+        std::chrono::microseconds(static_cast<std::int64_t>(seconds * 1e6));
+    if (!is_representable(to)) {
+      return invalid("clock.advance would move the clock past year 1-9999");
+    }
+    clock_->set(to);
     return json(nullptr);
   }
   if (op == "sweep") {
@@ -197,16 +217,24 @@ std::optional<std::string> ScriptRunner::run_line(std::string_view line) {
   if (first == std::string_view::npos || line[first] == '#') {
     return std::nullopt;
   }
-  json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  auto parsed = parse_json_input(line, "script line");
   json output;
-  if (request.is_discarded() || !request.is_object()) {
+  if (!parsed) {
+    output = error_line(parsed.error());
+  } else if (!parsed->is_object()) {
     output = error_line(
         {ErrorKind::kInvalid, "a script line must be one JSON object"});
-  } else if (!request.contains("op") || !request["op"].is_string()) {
+  } else if (!parsed->contains("op") || !(*parsed)["op"].is_string()) {
     output = error_line({ErrorKind::kInvalid, "'op'"});
+  } else if (parsed->contains("params") && !(*parsed)["params"].is_object()) {
+    output = error_line(
+        {ErrorKind::kInvalid, "a script line's 'params' must be an object"});
   } else {
+    json& request = *parsed;
     const std::string op = request["op"].get<std::string>();
-    const json params = substitute(request.value("params", json::object()));
+    json params = request.contains("params") ? std::move(request["params"])
+                                             : json::object();
+    substitute(params);
     auto result = run(op, params);
     if (!result) {
       output = error_line(result.error());

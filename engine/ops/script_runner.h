@@ -48,7 +48,8 @@ class ScriptRunner {
                                        const nlohmann::json& params);
   void bind_agent(const std::string& agent_id);
   void answer_invite(const std::string& invitee, const Envelope& invite);
-  nlohmann::json substitute(const nlohmann::json& value) const;
+  // Replaces every string "$NAME" in `value` that names a binding.
+  void substitute(nlohmann::json& value) const;
 
   StoreOpener open_store_;
   std::shared_ptr<ManualClock> clock_;

@@ -160,4 +160,26 @@ Result<std::int64_t> parse_duration(const DurationSpec& spec) {
   return total;
 }
 
+Result<std::int64_t> parse_ttl(const DurationSpec& spec,
+                               std::string_view field) {
+  auto seconds = parse_duration(spec);
+  if (!seconds) return seconds;
+  const std::string written =
+      std::holds_alternative<std::string>(spec)
+          ? " (" + python_repr(std::get<std::string>(spec)) + ")"
+          : "";
+  if (*seconds < 0) {
+    return invalid(std::string(field) + " must not be negative, got " +
+                   std::to_string(*seconds) + " seconds" + written +
+                   "; 0 means no expiry");
+  }
+  if (*seconds > kMaxTtlSeconds) {
+    return invalid(std::string(field) + " must be at most " +
+                   std::to_string(kMaxTtlSeconds) +
+                   " seconds (100 years), got " + std::to_string(*seconds) +
+                   written);
+  }
+  return seconds;
+}
+
 }  // namespace parley::engine

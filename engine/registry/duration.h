@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "engine/error.h"
 #include "engine/registry/identity.h"
@@ -19,5 +20,14 @@ namespace parley::engine {
 // message, e.g. "invalid literal for int() with base 10: '1.5'" for "1.5h".
 // Values outside int64 are kInvalid too (Python's ints are unbounded).
 Result<std::int64_t> parse_duration(const DurationSpec& spec);
+
+// The longest TTL Parley keeps: 100 years.
+inline constexpr std::int64_t kMaxTtlSeconds = 100LL * 36525 * 864;
+
+// Seconds of a TTL (`field` names it): parse_duration, then refused when
+// negative (AG2 reads a negative TTL as none; Parley asks for 0) or longer
+// than kMaxTtlSeconds. 0 means no expiry.
+Result<std::int64_t> parse_ttl(const DurationSpec& spec,
+                               std::string_view field);
 
 }  // namespace parley::engine

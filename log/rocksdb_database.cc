@@ -1,0 +1,196 @@
+#include "log/rocksdb_database.h"
+
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+
+#include <algorithm>
+
+#include "log/record_check.h"
+#include "log/rocksdb_layout.h"
+#include "schemas/record.h"
+
+namespace parley::log::rocksdb_backend {
+namespace {
+
+namespace layout = rocksdb_layout;
+
+// A channel-index key's channel part (its length byte and id), so that
+// each channel's keys, which ascend, are inserted at a remembered spot.
+class ChannelPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "parley.ChannelPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return {key.data(), 1 + std::size_t{static_cast<std::uint8_t>(key[0])}};
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return !key.empty() &&
+           key.size() >= 1 + std::size_t{static_cast<std::uint8_t>(key[0])};
+  }
+};
+
+// RocksDB's default family is "default" (rocksdb::kDefaultColumnFamilyName).
+constexpr std::string_view kFamilyNames[] = {
+    "default", layout::kLogFamily, layout::kChannelIndexFamily,
+    layout::kIdempotencyFamily, layout::kMetaFamily};
+static_assert(std::size(kFamilyNames) == kFamilies);
+
+}  // namespace
+
+std::vector<rocksdb::ColumnFamilyDescriptor> families(
+    std::size_t write_buffer_size) {
+  rocksdb::ColumnFamilyOptions plain;
+  plain.level_compaction_dynamic_level_bytes = true;
+  if (write_buffer_size > 0) plain.write_buffer_size = write_buffer_size;
+  rocksdb::ColumnFamilyOptions point_lookups = plain;
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  point_lookups.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  // The log is read in long sequential scans (hydrate, replay): big blocks,
+  // LZ4 (cheap to decode) rather than Snappy on 4 KiB blocks.
+  rocksdb::ColumnFamilyOptions sequential = plain;
+  rocksdb::BlockBasedTableOptions scans;
+  scans.block_size = 64 << 10;
+  sequential.table_factory.reset(rocksdb::NewBlockBasedTableFactory(scans));
+  sequential.compression = rocksdb::kLZ4Compression;
+  // Appends are single-threaded (one group leader at a time), so memtable
+  // inserts can use hints (DBOptions::allow_concurrent_memtable_write is
+  // off): the log's keys always go at the end, each channel's after its
+  // last, and an insert skips the skiplist search.
+  sequential.memtable_insert_with_hint_prefix_extractor.reset(
+      rocksdb::NewFixedPrefixTransform(0));
+  rocksdb::ColumnFamilyOptions channel_index = plain;
+  channel_index.memtable_insert_with_hint_prefix_extractor =
+      std::make_shared<ChannelPrefix>();
+  const rocksdb::ColumnFamilyOptions by_family[] = {
+      plain, sequential, channel_index, point_lookups, plain};
+  std::vector<rocksdb::ColumnFamilyDescriptor> out;
+  for (int family = 0; family < kFamilies; ++family) {
+    out.emplace_back(std::string(kFamilyNames[family]), by_family[family]);
+  }
+  return out;
+}
+
+bool is_family_name(std::string_view name) {
+  return std::ranges::find(kFamilyNames, name) != std::end(kFamilyNames);
+}
+
+rocksdb::Status Database::close() {
+  if (!db) return rocksdb::Status::OK();
+  for (auto* handle : families) db->DestroyColumnFamilyHandle(handle);
+  families.clear();
+  rocksdb::Status status = db->Close();
+  db.reset();
+  return status;
+}
+
+rocksdb::Status open_database(const std::filesystem::path& directory,
+                              const rocksdb::Options& options,
+                              Database& database) {
+  rocksdb::DB* db = nullptr;
+  database.families.clear();
+  rocksdb::Status status = rocksdb::DB::Open(
+      options, directory.string(), families(options.write_buffer_size),
+      &database.families, &db);
+  database.db.reset(db);
+  return status;
+}
+
+Result<std::uint64_t> find_last_sequence(const Database& database) {
+  std::unique_ptr<rocksdb::Iterator> it(
+      database.db->NewIterator(rocksdb::ReadOptions(), database[kLog]));
+  it->SeekToLast();
+  if (!it->status().ok()) return io_error("reading the log", it->status());
+  if (!it->Valid()) return 0;
+  auto sequence = layout::decode_be64(view(it->key()));
+  if (!sequence) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption, "the newest log key is malformed"});
+  }
+  std::vector<std::uint64_t> scratch;
+  if (auto checked = check_record(
+          schema::aligned_record(view(it->value()), scratch), *sequence);
+      !checked) {
+    return std::unexpected(checked.error());
+  }
+  return *sequence;
+}
+
+Result<void> check_format_version(Database& database, bool empty_log,
+                                  bool read_only) {
+  std::string version;
+  rocksdb::Status status =
+      database.db->Get(rocksdb::ReadOptions(), database[kMeta],
+                       slice(layout::kFormatVersionKey), &version);
+  if (status.ok()) {
+    if (version == layout::kFormatVersion) return {};
+    return std::unexpected(Error{ErrorCode::kVersionMismatch,
+                                 "store format version " + version +
+                                     ", this build reads version " +
+                                     std::string(layout::kFormatVersion)});
+  }
+  if (!status.IsNotFound()) {
+    return io_error("reading the format version", status);
+  }
+  if (!empty_log) {
+    return std::unexpected(Error{
+        ErrorCode::kCorruption, "the store has records but no format version"});
+  }
+  if (read_only) return {};
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  status =
+      database.db->Put(sync, database[kMeta], slice(layout::kFormatVersionKey),
+                       slice(layout::kFormatVersion));
+  if (!status.ok()) return io_error("writing the format version", status);
+  return {};
+}
+
+std::optional<Error> foreign_database(const std::filesystem::path& directory,
+                                      const std::vector<std::string>& names) {
+  if (std::ranges::find(names, layout::kMetaFamily) != names.end()) {
+    return std::nullopt;
+  }
+  return Error{ErrorCode::kCorruption,
+               directory.string() +
+                   " is a RocksDB database but not a Parley store (no '" +
+                   std::string(layout::kMetaFamily) + "' column family)"};
+}
+
+Result<bool> creation_cut_short(const std::filesystem::path& directory,
+                                const std::vector<std::string>& names,
+                                const rocksdb::Options& options) {
+  if (!std::ranges::all_of(names, is_family_name)) return false;
+  std::vector<rocksdb::ColumnFamilyDescriptor> present;
+  for (const std::string& name : names) present.emplace_back(name, options);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status status = rocksdb::DB::OpenForReadOnly(
+      options, directory.string(), present, &handles, &raw);
+  if (!status.ok()) return io_error("opening " + directory.string(), status);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  bool empty = true;
+  for (auto* handle : handles) {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(rocksdb::ReadOptions(), handle));
+    it->SeekToFirst();
+    if (it->Valid() || !it->status().ok()) empty = false;
+    db->DestroyColumnFamilyHandle(handle);
+  }
+  return empty;
+}
+
+std::unexpected<Error> error_of(ErrorCode code, const std::string& context,
+                                const rocksdb::Status& status) {
+  return std::unexpected(Error{code, context + ": " + status.ToString()});
+}
+
+std::unexpected<Error> io_error(const std::string& context,
+                                const rocksdb::Status& status) {
+  const ErrorCode code = status.IsCorruption() ? ErrorCode::kCorruption
+                         : status.IsNoSpace()  ? ErrorCode::kNoSpace
+                                               : ErrorCode::kIoError;
+  return error_of(code, context, status);
+}
+
+}  // namespace parley::log::rocksdb_backend

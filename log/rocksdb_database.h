@@ -1,0 +1,98 @@
+// Internal to the RocksDB backend: the open database with its column
+// family handles, the families' options, and RocksDB statuses as errors.
+// Key layout: log/rocksdb_layout.h.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "log/error.h"
+
+namespace parley::log::rocksdb_backend {
+
+// Column family handles, in the order of families().
+enum Family { kDefault, kLog, kChannelIndex, kIdempotency, kMeta, kFamilies };
+
+// Every column family of a Parley store with its options, by Family;
+// memtables of `write_buffer_size` bytes (0: RocksDB's default).
+std::vector<rocksdb::ColumnFamilyDescriptor> families(
+    std::size_t write_buffer_size = 0);
+
+// Whether `name` is the name of one of families().
+bool is_family_name(std::string_view name);
+
+// Owns the DB and its column family handles; handles are released before
+// the DB closes.
+struct Database {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> families;
+
+  Database() = default;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  Database(Database&&) = default;
+  Database& operator=(Database&&) = default;
+  ~Database() { (void)close(); }
+
+  rocksdb::ColumnFamilyHandle* operator[](Family family) const {
+    return families[family];
+  }
+
+  rocksdb::Status close();
+};
+
+// Opens the store in `directory` read-write with every family of
+// families(options.write_buffer_size) (creating what `options` allows).
+rocksdb::Status open_database(const std::filesystem::path& directory,
+                              const rocksdb::Options& options,
+                              Database& database);
+
+// The newest record's log sequence (0 for an empty log). The record's key
+// and stamp must agree; a full check is `parley audit`'s job.
+Result<std::uint64_t> find_last_sequence(const Database& database);
+
+// Checks the store's format version. A store without one whose log is
+// empty (`empty_log`) was created but never written: it gets the version,
+// unless `read_only`.
+Result<void> check_format_version(Database& database, bool empty_log,
+                                  bool read_only);
+
+// Refuses a directory that holds a RocksDB database without the families
+// of a Parley store; nullopt when they are all there. `names` are the
+// database's column families.
+std::optional<Error> foreign_database(const std::filesystem::path& directory,
+                                      const std::vector<std::string>& names);
+
+// Whether the database in `directory`, with column families `names` and
+// no meta family, is a Parley store whose creation a crash cut short:
+// every family one of Parley's and every one of them empty. RocksDB makes
+// a database exist before it adds Parley's families and Parley writes the
+// format version, so such a store never held a record.
+Result<bool> creation_cut_short(const std::filesystem::path& directory,
+                                const std::vector<std::string>& names,
+                                const rocksdb::Options& options);
+
+// `code` with "<context>: <status>".
+std::unexpected<Error> error_of(ErrorCode code, const std::string& context,
+                                const rocksdb::Status& status);
+// kCorruption when `status` is a corruption, kNoSpace when the disk is
+// full, kIoError otherwise.
+std::unexpected<Error> io_error(const std::string& context,
+                                const rocksdb::Status& status);
+
+inline std::string_view view(const rocksdb::Slice& slice) {
+  return {slice.data(), slice.size()};
+}
+
+inline rocksdb::Slice slice(std::string_view bytes) {
+  return {bytes.data(), bytes.size()};
+}
+
+}  // namespace parley::log::rocksdb_backend

@@ -1,0 +1,166 @@
+// Opening a RocksDB store read-write: creating it, recovering its WAL, and
+// naming the damage that makes it unreadable.
+//
+// Creation is atomic as users see it. RocksDB makes a database exist (its
+// CURRENT file) before Parley's column families and format version are
+// written, so a crash in between leaves a database with some of Parley's
+// families, all of them empty, and no format version. Such a store holds no
+// record and was never used: opening it completes the creation.
+#include <rocksdb/db.h>
+#include <rocksdb/listener.h>
+
+#include <algorithm>
+
+#include "log/rocksdb_layout.h"
+#include "log/rocksdb_log_store.h"
+#include "log/rocksdb_store.h"
+
+namespace parley::log {
+namespace {
+
+using namespace rocksdb_backend;
+namespace fs = std::filesystem;
+
+// Keeps RocksDB from resuming writes by itself after a background error
+// (after a full disk, its file manager would poll for space and resume):
+// the store resumes only in LogStore::resume(), where a hub rebuilds its
+// state, and a manual resume never finds an automatic one in progress.
+class NoAutomaticRecovery final : public rocksdb::EventListener {
+ public:
+  const char* Name() const override { return "parley.NoAutomaticRecovery"; }
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status,
+                            bool* auto_recovery) override {
+    *auto_recovery = false;
+  }
+};
+
+rocksdb::Options base_options(const RocksDbOptions& store_options) {
+  rocksdb::Options options;
+  options.listeners.push_back(std::make_shared<NoAutomaticRecovery>());
+  options.max_background_jobs = 2;
+  options.keep_log_file_num = 4;
+  options.allow_concurrent_memtable_write = false;  // see families()
+  if (store_options.write_buffer_size > 0) {
+    options.write_buffer_size = store_options.write_buffer_size;
+  }
+  if (store_options.env != nullptr) options.env = store_options.env;
+  return options;
+}
+
+// The file RocksDB names in `message` as unreadable, if it names a table
+// file ("…/000029.sst …").
+std::optional<std::string> table_file_named(std::string_view message) {
+  const std::size_t suffix = message.find(".sst");
+  if (suffix == std::string_view::npos) return std::nullopt;
+  std::size_t start = suffix;
+  while (start > 0 && message[start - 1] >= '0' && message[start - 1] <= '9') {
+    --start;
+  }
+  if (start == suffix) return std::nullopt;
+  return std::string(message.substr(start, suffix + 4 - start));
+}
+
+// Why RocksDB refused to open `directory` with `status` (a corruption),
+// naming what is damaged and what happened: nothing.
+Error damage_refusal(const fs::path& directory, const rocksdb::Status& status) {
+  const std::string detail = status.ToString();
+  std::string what;
+  if (auto table = table_file_named(detail)) {
+    what = "the table file " + *table + " is damaged";
+  } else if (detail.find("MANIFEST") != std::string::npos) {
+    what = "the MANIFEST (RocksDB's list of the store's files) is damaged";
+  } else {
+    what = "the RocksDB WAL is damaged before its end";
+  }
+  return Error{ErrorCode::kCorruption,
+               "refusing to open " + directory.string() + ": " + what + " (" +
+                   detail + "); nothing was changed or dropped"};
+}
+
+// Whether `directory` needs creating: kNotFound when it does and may not,
+// kCorruption when it holds a database that is not a Parley store.
+Result<bool> needs_creating(const fs::path& directory,
+                            const RocksDbOptions& store_options) {
+  std::error_code ignored;
+  if (!fs::exists(directory / "CURRENT", ignored)) {
+    if (!store_options.create_if_missing) {
+      return std::unexpected(Error{ErrorCode::kNotFound,
+                                   "no Parley store at " + directory.string()});
+    }
+    return true;
+  }
+  const rocksdb::Options options = base_options(store_options);
+  std::vector<std::string> names;
+  rocksdb::Status listed =
+      rocksdb::DB::ListColumnFamilies(options, directory.string(), &names);
+  if (!listed.ok()) return io_error("opening " + directory.string(), listed);
+  auto foreign = foreign_database(directory, names);
+  if (!foreign) return false;
+  auto cut_short = creation_cut_short(directory, names, options);
+  if (!cut_short) return std::unexpected(cut_short.error());
+  if (!*cut_short) return std::unexpected(std::move(*foreign));
+  return true;
+}
+
+}  // namespace
+
+namespace rocksdb_backend {
+
+Result<Database> open_recovering(const fs::path& directory,
+                                 const RocksDbOptions& store_options,
+                                 bool creating, RecoveryReport& report) {
+  rocksdb::Options options = base_options(store_options);
+  options.create_if_missing = creating;
+  options.create_missing_column_families = creating;
+  // First strict: any WAL damage fails. Then, only if that found
+  // corruption, tolerate an incomplete tail: if the second open succeeds
+  // the damage was a torn tail; if it fails too, it is damage before the
+  // end of the WAL or in another file.
+  Database database;
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+  rocksdb::Status strict = open_database(directory, options, database);
+  if (strict.ok()) return database;
+  if (strict.IsIOError() &&
+      strict.ToString().find("lock") != std::string::npos) {
+    return std::unexpected(
+        Error{ErrorCode::kBusy, directory.string() +
+                                    " is locked by another process (" +
+                                    strict.ToString() + ")"});
+  }
+  if (!strict.IsCorruption()) {
+    return io_error("opening " + directory.string(), strict);
+  }
+  options.wal_recovery_mode =
+      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  rocksdb::Status tolerant = open_database(directory, options, database);
+  if (!tolerant.ok()) {
+    return std::unexpected(damage_refusal(directory, tolerant));
+  }
+  report.torn_tail = true;
+  report.detail = strict.ToString();
+  return database;
+}
+
+}  // namespace rocksdb_backend
+
+Result<OpenedLogStore> open_rocksdb_log_store(const fs::path& directory,
+                                              const RocksDbOptions& options) {
+  auto creating = needs_creating(directory, options);
+  if (!creating) return std::unexpected(creating.error());
+  RecoveryReport report{.created = *creating};
+  auto database = open_recovering(directory, options, *creating, report);
+  if (!database) return std::unexpected(database.error());
+  auto last = find_last_sequence(*database);
+  if (!last) return std::unexpected(last.error());
+  if (auto version = check_format_version(*database, *last == 0,
+                                          /*read_only=*/false);
+      !version) {
+    return std::unexpected(version.error());
+  }
+  return OpenedLogStore{
+      std::make_unique<RocksDbLogStore>(std::move(*database), directory,
+                                        options, *last, /*read_only=*/false),
+      std::move(report)};
+}
+
+}  // namespace parley::log

@@ -1,0 +1,197 @@
+// Opening a RocksDB store read-only, beside a live hub that may hold it:
+// a RocksDB secondary instance, checked so that damage never looks like
+// the end of the data.
+//
+// A secondary that meets a table file failing its checks while it replays
+// the MANIFEST does not fail: it silently shows the store as it was before
+// that file was added, so whole stretches of the log would be missing
+// while every read succeeds. Opening therefore checks every table file the
+// secondary does not use, and refuses the store when one is damaged.
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/sst_file_reader.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "log/rocksdb_log_store.h"
+#include "log/rocksdb_store.h"
+
+namespace parley::log {
+namespace {
+
+using namespace rocksdb_backend;
+namespace fs = std::filesystem;
+
+// A read-only view keeps no log of its own, so it writes nothing anywhere:
+// RocksDB 7's secondary uses its own directory only for its info log.
+class SilentLogger final : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char*, va_list) override {}
+};
+
+// The table files in `directory` that `database` does not use and that
+// fail their checks, as "<file> (<why>)".
+std::vector<std::string> damaged_unused_tables(const fs::path& directory,
+                                               const Database& database) {
+  std::vector<rocksdb::LiveFileMetaData> live;
+  database.db->GetLiveFilesMetaData(&live);
+  std::set<std::uint64_t> used;
+  for (const auto& file : live) used.insert(file.file_number);
+  std::vector<std::string> damaged;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(directory, error)) {
+    const fs::path& path = entry.path();
+    if (path.extension() != ".sst") continue;
+    std::uint64_t number = 0;
+    try {
+      number = std::stoull(path.stem().string());
+    } catch (const std::exception&) {
+      continue;  // not a RocksDB table file name
+    }
+    if (used.contains(number)) continue;
+    rocksdb::SstFileReader reader{rocksdb::Options()};
+    rocksdb::Status status = reader.Open(path.string());
+    if (status.ok()) status = reader.VerifyChecksum();
+    std::error_code gone;
+    if (!status.ok() && fs::exists(path, gone)) {
+      damaged.push_back(path.filename().string() + " (" + status.ToString() +
+                        ")");
+    }
+  }
+  return damaged;
+}
+
+// Refuses the view when a table file it does not use is damaged. A live
+// primary may be writing a new table file (not yet in the MANIFEST, not
+// yet readable) or deleting an obsolete one: a file is only called
+// damaged when it still fails after the view caught up, three times over.
+Result<void> check_unused_tables(const fs::path& directory,
+                                 const Database& database) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    std::vector<std::string> damaged =
+        damaged_unused_tables(directory, database);
+    if (damaged.empty()) return {};
+    if (attempt == kAttempts) {
+      std::string files;
+      for (const std::string& file : damaged) {
+        files += (files.empty() ? "" : ", ") + file;
+      }
+      return std::unexpected(Error{
+          ErrorCode::kCorruption,
+          "the store at " + directory.string() +
+              " cannot be read in full: table file " + files +
+              " is damaged; nothing was read, so nothing is shown as if it "
+              "were the whole store"});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (void)database.db->TryCatchUpWithPrimary();
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
+    const fs::path& directory) {
+  std::error_code ignored;
+  if (!fs::exists(directory / "CURRENT", ignored)) {
+    return std::unexpected(Error{ErrorCode::kNotFound,
+                                 "no Parley store at " + directory.string()});
+  }
+  rocksdb::Options options;
+  options.max_open_files = -1;  // required of a secondary
+  options.info_log = std::make_shared<SilentLogger>();
+  std::vector<std::string> names;
+  rocksdb::Status listed =
+      rocksdb::DB::ListColumnFamilies(options, directory.string(), &names);
+  if (!listed.ok()) return io_error("opening " + directory.string(), listed);
+  if (auto foreign = foreign_database(directory, names)) {
+    auto cut_short = creation_cut_short(directory, names, options);
+    if (!cut_short) return std::unexpected(cut_short.error());
+    if (!*cut_short) return std::unexpected(std::move(*foreign));
+    return std::unexpected(
+        Error{ErrorCode::kNotFound,
+              "no Parley store at " + directory.string() +
+                  ": its creation was cut short before it held anything (the "
+                  "next read-write open completes it)"});
+  }
+  Database database;
+  rocksdb::DB* db = nullptr;
+  // With an info log given, RocksDB 7 never touches the secondary path.
+  rocksdb::Status status = rocksdb::DB::OpenAsSecondary(
+      options, directory.string(), /*secondary_path=*/"", families(),
+      &database.families, &db);
+  database.db.reset(db);
+  if (!status.ok()) {
+    return io_error("opening " + directory.string() + " read-only", status);
+  }
+  if (auto tables = check_unused_tables(directory, database); !tables) {
+    return std::unexpected(tables.error());
+  }
+  auto last = find_last_sequence(database);
+  if (!last) return std::unexpected(last.error());
+  if (auto version = check_format_version(database, *last == 0,
+                                          /*read_only=*/true);
+      !version) {
+    return std::unexpected(version.error());
+  }
+  return std::make_unique<RocksDbLogStore>(std::move(database), directory,
+                                           RocksDbOptions{}, *last,
+                                           /*read_only=*/true);
+}
+
+bool store_is_locked(const fs::path& directory) {
+  const int fd = ::open((directory / "LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  // An open file description lock only asks: it takes nothing, and it sees
+  // the process-owned lock RocksDB holds in another process.
+  const bool locked =
+      ::fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+  ::close(fd);
+  return locked;
+}
+
+Result<std::optional<std::string>> find_torn_wal_tail(
+    const fs::path& directory) {
+  if (store_is_locked(directory)) return std::nullopt;
+  std::vector<std::string> names;
+  rocksdb::Options options;
+  options.info_log = std::make_shared<SilentLogger>();
+  rocksdb::Status listed =
+      rocksdb::DB::ListColumnFamilies(options, directory.string(), &names);
+  if (!listed.ok()) return io_error("opening " + directory.string(), listed);
+  auto open_with = [&](rocksdb::WALRecoveryMode mode) {
+    options.wal_recovery_mode = mode;
+    std::vector<rocksdb::ColumnFamilyDescriptor> present;
+    for (const std::string& name : names) present.emplace_back(name, options);
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status status = rocksdb::DB::OpenForReadOnly(
+        options, directory.string(), present, &handles, &raw);
+    std::unique_ptr<rocksdb::DB> db(raw);
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    return status;
+  };
+  rocksdb::Status strict =
+      open_with(rocksdb::WALRecoveryMode::kAbsoluteConsistency);
+  if (strict.ok()) return std::nullopt;
+  if (!strict.IsCorruption()) {
+    return io_error("reading the WAL of " + directory.string(), strict);
+  }
+  rocksdb::Status tolerant =
+      open_with(rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords);
+  if (!tolerant.ok()) {
+    return io_error("reading the WAL of " + directory.string(), tolerant);
+  }
+  return strict.ToString();
+}
+
+}  // namespace parley::log

@@ -1,0 +1,311 @@
+// The RocksDB LogStore's read side: reads by log and channel sequence, the
+// raw scans `parley audit` uses, the indexes, and (read-only stores)
+// following the primary that writes the store.
+#include <algorithm>
+
+#include "log/record_check.h"
+#include "log/rocksdb_layout.h"
+#include "log/rocksdb_store.h"
+#include "schemas/record.h"
+
+namespace parley::log::rocksdb_backend {
+
+namespace layout = rocksdb_layout;
+
+Result<std::shared_lock<std::shared_mutex>> RocksDbLogStore::lock_readable()
+    const {
+  if (closed_) return closed_error();
+  if (read_only_) {
+    std::lock_guard lock(catch_up_mutex_);
+    if (catch_up_error_) return std::unexpected(*catch_up_error_);
+  }
+  std::shared_lock database(database_mutex_);
+  if (!database_.db) {
+    return std::unexpected(Error{ErrorCode::kNoSpace,
+                                 "the log is unreadable while it recovers "
+                                 "from a full disk; it reopens once space "
+                                 "is freed"});
+  }
+  return database;
+}
+
+Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
+                                   const RecordVisitor& visit) const {
+  auto readable = lock_readable();
+  if (!readable) return std::unexpected(readable.error());
+  std::uint64_t expected = std::max<std::uint64_t>(from, 1);
+  const std::uint64_t last = std::min<std::uint64_t>(to, last_sequence_);
+  if (expected > last) return {};
+  std::string upper = layout::encode_be64(last + 1);
+  rocksdb::Slice upper_bound(upper);
+  rocksdb::ReadOptions options;
+  options.iterate_upper_bound = last == kLastSequence ? nullptr : &upper_bound;
+  // A scan: read ahead, and keep it from evicting the block cache.
+  options.fill_cache = false;
+  options.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_.db->NewIterator(options, database_[kLog]));
+  std::vector<std::uint64_t> scratch;
+  for (it->Seek(layout::encode_be64(expected)); it->Valid();
+       it->Next(), ++expected) {
+    auto sequence = layout::decode_be64(view(it->key()));
+    if (sequence != expected) {
+      return std::unexpected(Error{
+          ErrorCode::kCorruption,
+          "log sequence " + std::to_string(expected) +
+              ": missing from the log (next key found: " +
+              (sequence ? std::to_string(*sequence) : "malformed") + ")"});
+    }
+    std::string_view record =
+        schema::aligned_record(view(it->value()), scratch);
+    if (auto checked = check_record(record, expected); !checked) {
+      return checked;
+    }
+    if (!visit(expected, record)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("reading the log at sequence " + std::to_string(expected),
+                    it->status());
+  }
+  if (expected <= last) {
+    return std::unexpected(Error{
+        ErrorCode::kCorruption,
+        "log sequence " + std::to_string(expected) + ": missing from the log"});
+  }
+  return {};
+}
+
+Result<void> RocksDbLogStore::read_channel(std::string_view channel,
+                                           std::uint64_t from, std::uint64_t to,
+                                           const ChannelVisitor& visit) const {
+  auto readable = lock_readable();
+  if (!readable) return std::unexpected(readable.error());
+  if (channel.size() > kMaxChannelIdBytes) return {};
+  std::uint64_t expected = std::max<std::uint64_t>(from, 1);
+  if (expected > to) return {};
+  const std::string prefix = layout::channel_prefix(channel);
+  // Past the largest key of this channel: the prefix with its length byte
+  // bumped is the next channel length's first key.
+  std::string upper = to == kLastSequence
+                          ? layout::channel_key(channel, kLastSequence) + '\0'
+                          : layout::channel_key(channel, to + 1);
+  rocksdb::Slice upper_bound(upper);
+  rocksdb::ReadOptions options;
+  options.iterate_upper_bound = &upper_bound;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_.db->NewIterator(options, database_[kChannelIndex]));
+  rocksdb::PinnableSlice pinned;
+  std::vector<std::uint64_t> scratch;
+  for (it->Seek(layout::channel_key(channel, expected)); it->Valid();
+       it->Next(), ++expected) {
+    std::string_view key = view(it->key());
+    auto channel_sequence =
+        key.size() == prefix.size() + 8 && key.starts_with(prefix)
+            ? layout::decode_be64(key.substr(prefix.size()))
+            : std::nullopt;
+    auto sequence = layout::decode_be64(view(it->value()));
+    auto corrupt = [&](const std::string& what) {
+      return std::unexpected(Error{ErrorCode::kCorruption,
+                                   "channel index of " + std::string(channel) +
+                                       ", channel sequence " +
+                                       std::to_string(expected) + ": " + what});
+    };
+    if (channel_sequence != expected) return corrupt("entry missing");
+    if (!sequence) return corrupt("malformed log sequence");
+    pinned.Reset();
+    rocksdb::Status status =
+        database_.db->Get(rocksdb::ReadOptions(), database_[kLog],
+                          layout::encode_be64(*sequence), &pinned);
+    if (status.IsNotFound()) {
+      return corrupt("points at log sequence " + std::to_string(*sequence) +
+                     ", which is missing");
+    }
+    if (!status.ok()) {
+      return io_error("reading log sequence " + std::to_string(*sequence),
+                      status);
+    }
+    std::string_view record = schema::aligned_record(view(pinned), scratch);
+    if (auto checked = check_record(record, *sequence, expected); !checked) {
+      return checked;
+    }
+    if (!visit(expected, *sequence, record)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("reading the channel index", it->status());
+  }
+  return {};
+}
+
+Result<void> RocksDbLogStore::scan_log(const RecordVisitor& visit) const {
+  auto readable = lock_readable();
+  if (!readable) return std::unexpected(readable.error());
+  rocksdb::ReadOptions options;
+  options.fill_cache = false;
+  options.readahead_size = 2 << 20;
+  std::unique_ptr<rocksdb::Iterator> it(
+      database_.db->NewIterator(options, database_[kLog]));
+  std::vector<std::uint64_t> scratch;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto sequence = layout::decode_be64(view(it->key()));
+    if (!sequence) {
+      return std::unexpected(
+          Error{ErrorCode::kCorruption, "log: a key of " +
+                                            std::to_string(it->key().size()) +
+                                            " bytes is not a log sequence"});
+    }
+    if (!visit(*sequence, schema::aligned_record(view(it->value()), scratch))) {
+      return {};
+    }
+  }
+  if (!it->status().ok()) return io_error("scanning the log", it->status());
+  return {};
+}
+
+Result<void> RocksDbLogStore::scan_channel_index(
+    const ChannelIndexVisitor& visit) const {
+  auto readable = lock_readable();
+  if (!readable) return std::unexpected(readable.error());
+  std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
+      rocksdb::ReadOptions(), database_[kChannelIndex]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key = view(it->key());
+    const std::size_t length =
+        key.empty() ? 0 : static_cast<std::uint8_t>(key.front());
+    auto channel_sequence = key.size() == 1 + length + 8
+                                ? layout::decode_be64(key.substr(1 + length))
+                                : std::nullopt;
+    auto sequence = layout::decode_be64(view(it->value()));
+    if (!channel_sequence || !sequence) {
+      return std::unexpected(
+          Error{ErrorCode::kCorruption,
+                "channel index: malformed entry (key of " +
+                    std::to_string(key.size()) + " bytes, value of " +
+                    std::to_string(it->value().size()) + " bytes)"});
+    }
+    if (!visit(key.substr(1, length), *channel_sequence, *sequence)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("scanning the channel index", it->status());
+  }
+  return {};
+}
+
+Result<void> RocksDbLogStore::scan_idempotency_index(
+    const IdempotencyIndexVisitor& visit) const {
+  auto readable = lock_readable();
+  if (!readable) return std::unexpected(readable.error());
+  std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
+      rocksdb::ReadOptions(), database_[kIdempotency]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto sequence = layout::decode_be64(view(it->value()));
+    if (!sequence) {
+      return std::unexpected(
+          Error{ErrorCode::kCorruption,
+                "idempotency index: key '" + it->key().ToString() +
+                    "' holds a malformed log sequence of " +
+                    std::to_string(it->value().size()) + " bytes"});
+    }
+    if (!visit(view(it->key()), *sequence)) return {};
+  }
+  if (!it->status().ok()) {
+    return io_error("scanning the idempotency index", it->status());
+  }
+  return {};
+}
+
+Result<std::optional<std::uint64_t>> RocksDbLogStore::find_idempotency_key(
+    std::string_view key) const {
+  auto readable = lock_readable();
+  if (!readable) return std::unexpected(readable.error());
+  return durable_find_key(key);
+}
+
+Result<std::optional<std::uint64_t>> RocksDbLogStore::durable_find_key(
+    std::string_view key) const {
+  std::string value;
+  rocksdb::Status status = database_.db->Get(
+      rocksdb::ReadOptions(), database_[kIdempotency], slice(key), &value);
+  if (status.IsNotFound()) return std::nullopt;
+  if (!status.ok()) return io_error("reading the idempotency index", status);
+  auto sequence = layout::decode_be64(value);
+  if (!sequence) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              "idempotency index: malformed log sequence of " +
+                  std::to_string(value.size()) + " bytes"});
+  }
+  return *sequence;
+}
+
+Result<std::uint64_t> RocksDbLogStore::last_channel_sequence(
+    std::string_view channel) const {
+  auto readable = lock_readable();
+  if (!readable) return std::unexpected(readable.error());
+  return durable_last_channel_sequence(channel);
+}
+
+Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
+    std::string_view channel) const {
+  if (channel.size() > kMaxChannelIdBytes) return 0;
+  const std::string prefix = layout::channel_prefix(channel);
+  std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
+      rocksdb::ReadOptions(), database_[kChannelIndex]));
+  it->SeekForPrev(layout::channel_key(channel, kLastSequence));
+  if (!it->status().ok()) {
+    return io_error("reading the channel index", it->status());
+  }
+  if (!it->Valid() || !view(it->key()).starts_with(prefix)) return 0;
+  auto sequence = layout::decode_be64(view(it->key()).substr(prefix.size()));
+  if (!sequence) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              "channel index of " + std::string(channel) + ": malformed key"});
+  }
+  return *sequence;
+}
+
+std::uint64_t RocksDbLogStore::wait_for_append(
+    std::uint64_t after, std::chrono::milliseconds timeout) const {
+  if (read_only_) {
+    // Nothing signals a secondary: poll the primary's files.
+    constexpr std::chrono::milliseconds kPoll{50};
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      catch_up();
+      if (closed_ || last_sequence_ > after) return last_sequence_;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return last_sequence_;
+      std::unique_lock lock(mutex_);
+      appended_.wait_for(
+          lock, std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
+    }
+  }
+  std::unique_lock lock(mutex_);
+  appended_.wait_for(lock, timeout,
+                     [&] { return closed_ || last_sequence_ > after; });
+  return last_sequence_;
+}
+
+void RocksDbLogStore::catch_up() const {
+  std::lock_guard lock(catch_up_mutex_);
+  if (closed_ || !database_.db || catch_up_error_) return;
+  rocksdb::Status status = database_.db->TryCatchUpWithPrimary();
+  if (status.IsCorruption()) {
+    catch_up_error_ = io_error("following " + directory_.string() +
+                                   " found the store damaged",
+                               status)
+                          .error();
+    return;
+  }
+  // Any other failure (a file the primary deleted meanwhile) leaves the
+  // view where it was; the next catch-up retries.
+  if (!status.ok()) return;
+  auto last = find_last_sequence(database_);
+  if (!last) {
+    catch_up_error_ = last.error();
+    return;
+  }
+  if (*last > last_sequence_) last_sequence_ = *last;
+}
+
+}  // namespace parley::log::rocksdb_backend

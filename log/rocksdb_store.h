@@ -1,0 +1,170 @@
+// Internal to the RocksDB backend: the LogStore over an open Database.
+// Its members live in one file per job: rocksdb_group_commit.cc (appends,
+// the group commit, resuming after a full disk, close) and
+// rocksdb_reads.cc (reads, scans, the indexes, following a primary).
+// Opening is in rocksdb_open.cc and rocksdb_read_only.cc.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <utility>
+#include <vector>
+
+#include "log/rocksdb_database.h"
+#include "log/rocksdb_log_store.h"
+#include "log/sequencer.h"
+#include "log/wake_flag.h"
+
+namespace parley::log::rocksdb_backend {
+
+// Opens the existing store in `directory` read-write, replaying its WAL:
+// strictly first, then, if that finds damage, tolerating only a torn tail
+// (reported in `report`). `creating` also makes what is missing.
+Result<Database> open_recovering(const std::filesystem::path& directory,
+                                 const RocksDbOptions& options, bool creating,
+                                 RecoveryReport& report);
+
+class RocksDbLogStore final : public LogStore {
+ public:
+  // A `read_only` store is a RocksDB secondary instance of a store another
+  // process may be writing: appends fail with kReadOnly and
+  // wait_for_append() catches up with the primary.
+  RocksDbLogStore(Database database, const std::filesystem::path& directory,
+                  const RocksDbOptions& options, std::uint64_t last_sequence,
+                  bool read_only);
+  ~RocksDbLogStore() override { (void)close(); }
+
+  using LogStore::append;
+  Result<std::vector<Position>> append(
+      std::span<AppendEntry> batch,
+      const SequencedCallback& on_sequenced) override;
+  Result<std::vector<Position>> append_deferred(
+      std::span<AppendEntry> batch, DurableCallback on_durable) override;
+  Result<void> flush() override;
+  Result<void> resume() override;
+  Result<void> read(std::uint64_t from, std::uint64_t to,
+                    const RecordVisitor& visit) const override;
+  Result<void> read_channel(std::string_view channel, std::uint64_t from,
+                            std::uint64_t to,
+                            const ChannelVisitor& visit) const override;
+  Result<void> scan_log(const RecordVisitor& visit) const override;
+  Result<void> scan_channel_index(
+      const ChannelIndexVisitor& visit) const override;
+  Result<void> scan_idempotency_index(
+      const IdempotencyIndexVisitor& visit) const override;
+  Result<std::optional<std::uint64_t>> find_idempotency_key(
+      std::string_view key) const override;
+  std::uint64_t last_sequence() const override { return last_sequence_; }
+  Result<std::uint64_t> last_channel_sequence(
+      std::string_view channel) const override;
+  std::uint64_t wait_for_append(
+      std::uint64_t after, std::chrono::milliseconds timeout) const override;
+  Result<void> close() override;
+
+ private:
+  // One batch of a group: the appender's entries (alive and unchanged
+  // until the group is done) and the positions they were given.
+  struct Member {
+    std::span<AppendEntry> batch;
+    std::vector<Position> positions;
+    DurableCallback on_durable;  // append_deferred() only
+  };
+
+  // A group commit: the batches sequenced, in order, while the group before
+  // it was being written. One thread leads it: the first that needs it
+  // written (an append() waiting for its batch, a flush()) once no other
+  // leader is active. The leader seals it, writes it as one WriteBatch with
+  // one sync, hands the lead on, tells every deferred member and wakes the
+  // waiters with one futex call. Shared by the leader and every waiter.
+  struct Group {
+    std::vector<Member> members;  // guarded by mutex_ until sealed
+    bool has_leader = false;      // guarded by mutex_
+    // Set (guarded by mutex_) when a group before this one ran out of
+    // space: the leader fails the group with it instead of writing.
+    std::optional<Error> doomed;
+    WakeFlag leader_turn;  // the group before is done: its leader leads this
+    WakeFlag done;         // written or failed: `outcome` is set
+    Result<void> outcome;
+  };
+  using GroupPtr = std::shared_ptr<Group>;
+
+  // Checks and sequences `batch` into the open group, which takes
+  // `on_durable` (left as it is when no group is returned: an empty batch
+  // or a refusal). Takes mutex_.
+  Result<std::pair<std::vector<Position>, GroupPtr>> sequence(
+      std::span<AppendEntry> batch, DurableCallback&& on_durable);
+  // Returns once `group` is done, leading it if nobody else will; called
+  // with `lock` on mutex_ held, returns with it released.
+  Result<void> finish(std::unique_lock<std::mutex>& lock,
+                      const GroupPtr& group);
+  Result<void> lead(const GroupPtr& group);
+  rocksdb::Status write_group(const std::vector<Member>& members);
+  // After a group failed for want of space (mutex_ held): refuses appends
+  // until resume(), dooms the batches sequenced behind the group, and
+  // numbers the next append right after the last durable one again.
+  void stop_for_no_space(const rocksdb::Status& status);
+  Result<std::uint64_t> durable_last_channel_sequence(
+      std::string_view channel) const;
+  Result<std::optional<std::uint64_t>> durable_find_key(
+      std::string_view key) const;
+
+  // kNoSpace when the file system holding the store is nearly full;
+  // `fresh` samples the free space now instead of at most every 10 ms.
+  Result<void> check_free_space(bool fresh = false);
+
+  // A shared hold of database_mutex_ for a read, or kClosed once closed, or
+  // a read-only store's catch-up error once one found the store damaged.
+  Result<std::shared_lock<std::shared_mutex>> lock_readable() const;
+  // Read-only stores: replays what the primary wrote since the last call
+  // and moves last_sequence_ to the newest record. A catch-up that finds
+  // the store damaged is kept in catch_up_error_, which reads then return.
+  // Takes catch_up_mutex_.
+  void catch_up() const;
+
+  // Replaced only by resume(), which holds it exclusively (and mutex_, so
+  // no append is sequenced meanwhile); readers hold it shared.
+  mutable std::shared_mutex database_mutex_;
+  Database database_;
+  const RocksDbOptions options_;
+  rocksdb::WriteOptions write_options_;
+  const std::filesystem::path directory_;
+  const bool read_only_;
+  mutable std::mutex catch_up_mutex_;
+  mutable std::optional<Error> catch_up_error_;  // guarded by catch_up_mutex_
+  const std::uint64_t min_free_bytes_;
+  // The last free-space sample and when it was taken (steady clock, ns).
+  std::atomic<std::uint64_t> free_bytes_ = 0;
+  std::atomic<std::int64_t> free_checked_at_ = 0;
+
+  // Guards everything below. Held while sequencing, never during a write.
+  mutable std::mutex mutex_;
+  mutable std::condition_variable appended_;
+  // The group new batches join, until its leader seals (resets) it.
+  GroupPtr open_group_;
+  GroupPtr writing_group_;  // sealed, being written by the active leader
+  bool leader_active_ = false;
+  std::atomic<bool> closed_ = false;  // also read without the lock
+  std::optional<Error> failed_;       // fatal: refused until reopened
+  std::optional<Error> no_space_;     // refused until resume()
+  Sequencer sequencer_;
+  const Sequencer::Lookups lookups_{
+      .last_channel_sequence =
+          [this](std::string_view channel) {
+            return durable_last_channel_sequence(channel);
+          },
+      .key_exists = [this](std::string_view key) -> Result<bool> {
+        auto sequence = durable_find_key(key);
+        if (!sequence) return std::unexpected(sequence.error());
+        return sequence->has_value();
+      }};
+  // Highest acked; of a read-only store, the newest record caught up to.
+  mutable std::atomic<std::uint64_t> last_sequence_;
+};
+
+}  // namespace parley::log::rocksdb_backend
