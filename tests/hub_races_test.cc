@@ -281,9 +281,14 @@ TEST_CASE("posts racing with close either land or are refused, none lost") {
   const auto channels = open_conversations(t, alice, bob, kPosters);
   std::vector<std::vector<std::string>> acked(kPosters);
   std::atomic<bool> closed = false;
+  std::atomic<int> landed = 0;  // posters with at least one post acked
   race(kPosters + 1, [&](int i) {
     if (i == kPosters) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // Close while every poster is posting, however loaded the machine.
+      while (landed < kPosters) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
       CHECK(t.hub().close().has_value());
       closed = true;
       return;
@@ -296,6 +301,7 @@ TEST_CASE("posts racing with close either land or are refused, none lost") {
         break;
       }
       acked[static_cast<std::size_t>(i)].push_back(*posted);
+      if (n == 0) ++landed;
     }
   });
   CHECK(closed);
