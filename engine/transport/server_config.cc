@@ -361,6 +361,12 @@ Result<void> validate(const ServerConfig& config) {
                    " bytes) must hold at least one frame of max_frame_bytes (" +
                    std::to_string(c.max_frame_bytes) + ")");
   }
+  if (c.ping_interval.count() > 0 && c.ping_timeout.count() <= 0) {
+    return invalid("keepalive needs a ping timeout above 0 seconds");
+  }
+  if (c.handshake_timeout.count() <= 0) {
+    return invalid("the handshake timeout must be above 0 seconds");
+  }
   if (config.io_threads == 0 || config.request_threads == 0 ||
       config.create_channel_threads == 0) {
     return invalid("thread counts must be positive");
