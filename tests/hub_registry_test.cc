@@ -159,7 +159,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "REG-01 without a rule the default rule is stored; an explicit rule is "
+    "REG-01 without a rule the default rule is stored, an explicit rule is "
     "stored verbatim") {
   TestHub t;
   const auto bob = t.add_agent("bob");
@@ -929,7 +929,7 @@ TEST_CASE("ENV-03 a text envelope as the hub logs it") {
   CHECK_FALSE(text.contains("sequence"));  // Parley-only, never AG2-shaped
 }
 
-TEST_CASE("ENV-06 delivery follows the audience; the log keeps everything") {
+TEST_CASE("ENV-06 delivery follows the audience, the log keeps everything") {
   TestHub t;
   const auto alice = t.add_agent("alice");
   const auto bob = t.add_agent("bob");

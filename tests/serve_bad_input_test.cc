@@ -44,7 +44,7 @@ std::uint64_t log_length(ServeFixture& serve) {
 
 TEST_CASE(
     "frames that are not JSON objects, of an unknown kind, or with "
-    "unexpected or missing keys are skipped; the connection stays "
+    "unexpected or missing keys are skipped, the connection stays "
     "open and nothing is written") {
   ServeFixture serve;
   auto client = serve.connect();
@@ -110,7 +110,7 @@ TEST_CASE(
 
 TEST_CASE(
     "bad params and unknown ops are ok=false responses with AG2's "
-    "codes; nothing is written") {
+    "codes, nothing is written") {
   ServeFixture serve;
   auto client = serve.connect();
   const auto before = log_length(serve);
@@ -133,7 +133,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a binary message is decoded as UTF-8 text, as AG2 does; invalid "
+    "a binary message is decoded as UTF-8 text, as AG2 does, invalid "
     "UTF-8 is skipped") {
   ServeFixture serve;
   auto client = serve.connect();
@@ -147,7 +147,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a message over the frame limit closes that connection with 1009; "
+    "a message over the frame limit closes that connection with 1009, "
     "the server keeps serving the others") {
   ServeFixture serve([](transport::ServerConfig& config) {
     config.connection.max_frame_bytes = 64 << 10;
@@ -168,7 +168,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a client that stops reading is closed with a reason once its send "
-    "queue is full; others keep being served") {
+    "queue is full, others keep being served") {
   ServeFixture serve([](transport::ServerConfig& config) {
     config.connection.max_frame_bytes = 512 << 10;
     config.connection.send_queue.max_bytes = 1 << 20;

@@ -8,13 +8,17 @@
 // timestamps only by shape, and the key order of free-form objects
 // (event_data, knobs, labels), which Parley keeps sorted, is not compared.
 // Frames of one connection may arrive in another order than AG2's where
-// AG2 ran them one at a time and Parley runs them concurrently.
+// AG2 ran them one at a time and Parley runs them concurrently. Posts are
+// sent one after the other's answer, so that posts AG2 received in one
+// order (two invitees acking at once) land in that order here too.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "tests/serve_fixture.h"
 
@@ -135,6 +139,7 @@ ordered_json translate(const ordered_json& frame, const Ids& ids) {
 struct Connection {
   std::unique_ptr<WsTestClient> client;
   std::deque<ordered_json> received;
+  std::vector<std::string> posts_in_flight;  // request ids
 };
 
 TEST_CASE(
@@ -151,6 +156,7 @@ TEST_CASE(
   ServeFixture serve;
   std::map<int, Connection> connections;
   Ids ids;
+  std::set<std::string> matched_responses;  // request ids
   int matched = 0;
   for (std::size_t n = 0; n < lines.size(); ++n) {
     const ordered_json& line = lines[n];
@@ -160,6 +166,28 @@ TEST_CASE(
     INFO("trace line " << n + 1);
     if (line["dir"] == "c->h") {
       const ordered_json frame = translate(line["frame"], ids);
+      if (frame.value("op", "") == "post_envelope") {
+        // The previous post is answered (its response stays buffered).
+        for (auto& [other_conn, o] : connections) {
+          for (const std::string& id : o.posts_in_flight) {
+            const auto deadline = std::chrono::steady_clock::now() + 10s;
+            auto answered = [&] {
+              return matched_responses.contains(id) ||
+                     std::ranges::any_of(o.received, [&](const auto& f) {
+                       return f.value("request_id", "") == id;
+                     });
+            };
+            while (!answered() && std::chrono::steady_clock::now() < deadline) {
+              if (auto next = o.client->next(100ms)) {
+                o.received.push_back(std::move(*next));
+              }
+            }
+            REQUIRE_MESSAGE(answered(), "no answer to post " << id);
+          }
+          o.posts_in_flight.clear();
+        }
+        c.posts_in_flight.push_back(frame["request_id"]);
+      }
       // Client-minted ids (request ids) are the same on both sides.
       std::function<void(const ordered_json&)> bind_new =
           [&](const ordered_json& value) {
@@ -190,6 +218,9 @@ TEST_CASE(
         if ((*it)["kind"] != golden["kind"]) continue;
         if (unify(golden, *it, trial, /*ordered=*/true, where)) {
           ids = std::move(trial);
+          if ((*it)["kind"] == "response") {
+            matched_responses.insert((*it)["request_id"].get<std::string>());
+          }
           c.received.erase(it);
           found = true;
           break;

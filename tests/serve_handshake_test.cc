@@ -194,7 +194,7 @@ TEST_CASE("ALO-10 replay skips terminal channels") {
 }
 
 TEST_CASE(
-    "ALO-11 the persisted cursor beats an empty since-marker; receipts "
+    "ALO-11 the persisted cursor beats an empty since-marker, receipts "
     "move cursors") {
   Pair p;
   p.a->call("post_envelope", testing::text_envelope(p.channel, p.alice, "one"));
@@ -271,8 +271,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "RECON-03 re-attaching from a new connection moves delivery; the "
-    "old connection keeps its other agents; its receipts for the "
+    "RECON-03 re-attaching from a new connection moves delivery, the "
+    "old connection keeps its other agents, its receipts for the "
     "moved agent are dropped") {
   ServeFixture serve;
   auto v1 = serve.connect();
@@ -333,7 +333,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "RECON-08 a closed connection unbinds its agents; other "
+    "RECON-08 a closed connection unbinds its agents, other "
     "connections are unaffected") {
   Pair p;
   p.b.reset();

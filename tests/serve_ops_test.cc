@@ -236,7 +236,7 @@ TEST_CASE(
 
 TEST_CASE(
     "RECON-09 a registration on one connection is discoverable from "
-    "another; a discussion between two connections lands both "
+    "another, a discussion between two connections lands both "
     "texts") {
   ServeFixture serve;
   auto one = serve.connect();

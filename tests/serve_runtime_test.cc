@@ -66,7 +66,7 @@ TEST_CASE("wss:// with a self-signed certificate: a TLS round trip") {
 }
 
 TEST_CASE(
-    "a client that answers pings stays connected; one that does not "
+    "a client that answers pings stays connected, one that does not "
     "is closed with 1011 'keepalive ping timeout'") {
   ServeFixture serve([](transport::ServerConfig& config) {
     config.connection.ping_interval = 150ms;

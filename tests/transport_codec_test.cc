@@ -15,7 +15,7 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 using namespace transport;
 
-TEST_CASE("a request decodes with its params; defaults fill absent keys") {
+TEST_CASE("a request decodes with its params, defaults fill absent keys") {
   auto frame = decode_frame(
       R"({"request_id": "r1", "op": "get_agent", "params": {"name_or_id": "a"}, "kind": "request"})");
   auto* request = std::get_if<RequestFrame>(&frame);
