@@ -130,6 +130,22 @@ class Hub {
                                   std::optional<double> latency_ms,
                                   std::optional<std::string> task_id);
 
+  // A Hello's admission (ADR 0021): the agent registered as `name`
+  // re-attaches, proving itself with `claim_json` (the Hello's auth_claim as
+  // JSON text) under `scheme`, which must be the scheme it registered with.
+  // Checks nothing else and binds nothing. Returns its agent id, or:
+  //   not_found   "unknown name: <name>"
+  //   auth_failed "auth_claim must be a JSON object"
+  //   auth_failed "remote agent '<name>' re-attaches only alongside its
+  //               owner" (Parley keeps no owners, so always for those)
+  //   auth_failed "unknown auth scheme: '<scheme>'"
+  //   auth_failed "auth scheme '<scheme>' does not match '<name>''s
+  //               registered scheme '<registered>'"
+  //   or the registered scheme's refusal of the claim.
+  Result<std::string> authenticate(std::string_view name,
+                                   std::string_view scheme,
+                                   std::string_view claim_json) const;
+
   Result<Passport> get_agent(std::string_view name_or_id) const;
   std::optional<std::string> find_agent_id(std::string_view name) const;
   std::string name_for(std::string_view agent_id,

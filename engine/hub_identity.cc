@@ -84,6 +84,37 @@ Result<Passport> Hub::register_identity(Passport passport, Resume resume,
   return agent.passport;
 }
 
+Result<std::string> Hub::authenticate(std::string_view name,
+                                      std::string_view scheme,
+                                      std::string_view claim_json) const {
+  std::optional<std::string> agent_id = find_agent_id(name);
+  if (!agent_id) return not_found("unknown name: " + std::string(name));
+  auto passport = get_agent(*agent_id);
+  if (!passport) return not_found("unknown name: " + std::string(name));
+  const auto claim = nlohmann::json::parse(claim_json, /*cb=*/nullptr,
+                                           /*allow_exceptions=*/false);
+  if (!claim.is_object()) {
+    return fail(ErrorKind::kAuthFailed, "auth_claim must be a JSON object");
+  }
+  if (passport->effective_kind() == "remote_agent") {
+    return fail(ErrorKind::kAuthFailed,
+                "remote agent '" + std::string(name) +
+                    "' re-attaches only alongside its owner");
+  }
+  auto adapter = auth_->find(scheme);
+  if (!adapter) return std::unexpected(adapter.error());
+  if (scheme != passport->auth.scheme) {
+    return fail(ErrorKind::kAuthFailed,
+                "auth scheme '" + std::string(scheme) + "' does not match '" +
+                    std::string(name) + "''s registered scheme '" +
+                    passport->auth.scheme + "'");
+  }
+  if (auto valid = (*adapter)->validate(*passport, claim.dump()); !valid) {
+    return std::unexpected(valid.error());
+  }
+  return std::move(*agent_id);
+}
+
 Result<void> Hub::unregister(std::string_view agent_id) {
   Commit batch;
   {

@@ -114,6 +114,10 @@ std::vector<json> audit_of(TestHub& t, std::string_view kind) {
   return out;
 }
 
+std::string wire_code_and_message(const engine::Error& error) {
+  return std::string(engine::wire_code(error.kind)) + ": " + error.message;
+}
+
 // --- REG-01 ------------------------------------------------------------
 
 TEST_CASE(
@@ -155,7 +159,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "REG-01 without a rule the default rule is stored; an explicit rule is "
+    "REG-01 without a rule the default rule is stored, an explicit rule is "
     "stored verbatim") {
   TestHub t;
   const auto bob = t.add_agent("bob");
@@ -925,7 +929,7 @@ TEST_CASE("ENV-03 a text envelope as the hub logs it") {
   CHECK_FALSE(text.contains("sequence"));  // Parley-only, never AG2-shaped
 }
 
-TEST_CASE("ENV-06 delivery follows the audience; the log keeps everything") {
+TEST_CASE("ENV-06 delivery follows the audience, the log keeps everything") {
   TestHub t;
   const auto alice = t.add_agent("alice");
   const auto bob = t.add_agent("bob");
@@ -1024,6 +1028,73 @@ TEST_CASE("ENV-07 the hub stamps id and time at acceptance") {
   CHECK(*op == second.envelope_id);
   CHECK(second.created_at == "2026-01-01T00:01:30+00:00");
   CHECK(second.envelope_id > logged.envelope_id);  // strictly increasing
+}
+
+// --- Hello admission (ADR 0021 §2.3) -----------------------------------
+
+// A hub whose auth registry has "none" and "api_key" (alice's key: s3cret).
+void with_api_keys(TestHub& t) {
+  t.set_options([](engine::HubOptions& options) {
+    auto auth = std::make_shared<engine::AuthRegistry>();
+    auth->register_scheme("api_key",
+                          std::make_shared<engine::ApiKeyAuth>(
+                              engine::ApiKeyAuth::KeyMap{{"alice", "s3cret"}}));
+    options.auth = std::move(auth);
+  });
+  t.restart();
+}
+
+std::string auth_message(const engine::Result<std::string>& result) {
+  REQUIRE_FALSE(result.has_value());
+  return wire_code_and_message(result.error());
+}
+
+TEST_CASE("authenticate admits a registered name with its own scheme") {
+  TestHub t;
+  with_api_keys(t);
+  auto alice = t.hub().register_identity(
+      {.name = "alice",
+       .auth = {.scheme = "api_key", .claim = R"({"token":"s3cret"})"}},
+      {}, {}, {});
+  REQUIRE(alice.has_value());
+  const auto bob = t.add_agent("bob");
+  CHECK(t.hub().authenticate("alice", "api_key", R"({"token":"s3cret"})") ==
+        *alice->agent_id);
+  CHECK(t.hub().authenticate("bob", "none", "{}") == bob);
+  CHECK(t.hub().authenticate("bob", "none", R"({"anything":1})") == bob);
+}
+
+TEST_CASE("authenticate refuses with AG2's codes and messages") {
+  TestHub t;
+  with_api_keys(t);
+  REQUIRE(t.hub()
+              .register_identity({.name = "alice",
+                                  .auth = {.scheme = "api_key",
+                                           .claim = R"({"token":"s3cret"})"}},
+                                 {}, {}, {})
+              .has_value());
+  t.add_agent("bob");
+  t.add_agent("relay", {}, std::nullopt, std::nullopt, "remote_agent");
+  auto& hub = t.hub();
+  CHECK(auth_message(hub.authenticate("carol", "none", "{}")) ==
+        "not_found: unknown name: carol");
+  CHECK(auth_message(hub.authenticate("bob", "none", "[1]")) ==
+        "auth_failed: auth_claim must be a JSON object");
+  CHECK(auth_message(hub.authenticate("bob", "none", "\"x\"")) ==
+        "auth_failed: auth_claim must be a JSON object");
+  CHECK(auth_message(hub.authenticate("bob", "kerberos", "{}")) ==
+        "auth_failed: unknown auth scheme: 'kerberos'");
+  CHECK(auth_message(hub.authenticate("alice", "none", "{}")) ==
+        "auth_failed: auth scheme 'none' does not match 'alice''s registered "
+        "scheme 'api_key'");
+  CHECK(auth_message(
+            hub.authenticate("alice", "api_key", R"({"token":"wrong"})")) ==
+        "auth_failed: api_key mismatch for 'alice'");
+  CHECK(auth_message(hub.authenticate("alice", "api_key", "{}")) ==
+        "auth_failed: api_key claim missing required string field 'token'");
+  CHECK(auth_message(hub.authenticate("relay", "none", "{}")) ==
+        "auth_failed: remote agent 'relay' re-attaches only alongside its "
+        "owner");
 }
 
 }  // namespace

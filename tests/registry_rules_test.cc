@@ -474,6 +474,17 @@ TEST_CASE("REG-22 an unknown auth scheme is refused") {
         "unknown auth scheme: ''");
 }
 
+TEST_CASE("a scheme can be removed from the registry") {
+  AuthRegistry registry;
+  registry.register_scheme(
+      "api_key", std::make_shared<ApiKeyAuth>(ApiKeyAuth::KeyMap{{"a", "k"}}));
+  registry.unregister_scheme("none");
+  registry.unregister_scheme("jwt");  // unknown: ignored
+  CHECK(registry.schemes() == std::vector<std::string>{"api_key"});
+  CHECK(auth_error(registry.validate(passport_for("a", "none", "{}"))) ==
+        "unknown auth scheme: 'none'");
+}
+
 TEST_CASE("NoAuth accepts every claim") {
   const NoAuth none;
   CHECK(none.validate(passport_for("a", "none", "{}"), "{}").has_value());

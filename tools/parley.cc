@@ -10,6 +10,7 @@
 #include "tools/exit_codes.h"
 #include "tools/inspect_commands.h"
 #include "tools/log_info_command.h"
+#include "tools/serve_command.h"
 
 int main(int argc, char** argv) {
   // A closed stdout (`parley log dump | head`) ends a command through its
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   parley::tools::add_log_show_command(*log, exit_code);
   parley::tools::add_log_dump_command(*log, exit_code);
   parley::tools::add_exec_command(app, exit_code);
+  parley::tools::add_serve_command(app, exit_code);
   parley::tools::add_channels_command(app, exit_code);
   parley::tools::add_agents_command(app, exit_code);
   parley::tools::add_replay_command(app, exit_code);

@@ -75,6 +75,12 @@ void AuthRegistry::register_scheme(std::string scheme,
   adapters_.insert_or_assign(std::move(scheme), std::move(adapter));
 }
 
+void AuthRegistry::unregister_scheme(std::string_view scheme) {
+  if (auto it = adapters_.find(scheme); it != adapters_.end()) {
+    adapters_.erase(it);
+  }
+}
+
 Result<std::shared_ptr<const AuthAdapter>> AuthRegistry::find(
     std::string_view scheme) const {
   const auto it = adapters_.find(scheme);

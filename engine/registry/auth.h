@@ -74,6 +74,10 @@ class AuthRegistry {
   void register_scheme(std::string scheme,
                        std::shared_ptr<const AuthAdapter> adapter);
 
+  // Removes `scheme` (unknown names are ignored): a server that does not
+  // accept "none" removes it from the default registry.
+  void unregister_scheme(std::string_view scheme);
+
   // The adapter for `scheme`, or kAuthFailed "unknown auth scheme: '<s>'".
   // The returned adapter stays valid after it is replaced.
   Result<std::shared_ptr<const AuthAdapter>> find(

@@ -1,0 +1,490 @@
+// parley-bench-serve: load on `parley serve` over loopback WebSockets, as
+// AG2's remote clients put it there (Beast clients speaking AG2's frames).
+//
+// By default it starts `parley serve` itself on a fresh store in a
+// temporary directory (durable: every post is fsynced before its answer)
+// and measures the server's CPU time from /proc; --connect HOST:PORT uses
+// a server already running instead (CPU is then not reported).
+//
+// Scenarios:
+//   serve_rtt_1x1  one connection, one request in flight: alice posts
+//                  ag2.msg.text to bob (on a second connection, which
+//                  receives each notify and sends its receipt); round trip
+//                  p50/p99 of post_envelope.
+//   serve_32x8     32 connections, one agent each, 8 posts in flight per
+//                  connection; agent i posts on its channel with agent
+//                  i+1, whose connection receives every notify and answers
+//                  each with a receipt (a durable cursor write too).
+//                  Throughput counts posts answered ok; afterwards every
+//                  notify must have arrived.
+//
+// Set-up (untimed): agents registered with inbox.max_pending 0 (no inbox
+// cap), conversation channels opened with the invitee acking as AG2's
+// HumanClient does. Output: db_bench-style lines and a JSON summary.
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "benchmarks/bench_support.h"
+
+namespace parley::bench {
+namespace {
+
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+
+constexpr std::size_t kTextBytes = 300;
+
+// One client connection: requests with callbacks, notifies answered with
+// receipts (and invites with acks). Runs on its own strand.
+class Client : public std::enable_shared_from_this<Client> {
+ public:
+  using Callback = std::function<void(const json& response)>;
+
+  Client(net::io_context& io) : ws_(net::make_strand(io)) {}
+
+  void connect(const std::string& host, std::uint16_t port) {
+    tcp::resolver resolver(ws_.get_executor());
+    beast::get_lowest_layer(ws_).connect(
+        resolver.resolve(host, std::to_string(port)));
+    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true));
+    ws_.handshake(host + ":" + std::to_string(port), "/");
+    ws_.read_message_max(64 << 20);
+  }
+
+  void start() {
+    net::post(ws_.get_executor(),
+              [self = shared_from_this()] { self->read(); });
+  }
+
+  // Any thread.
+  void request(const std::string& op, json params, Callback done) {
+    net::post(ws_.get_executor(),
+              [self = shared_from_this(), op, params = std::move(params),
+               done = std::move(done)]() mutable {
+                const std::string id = std::to_string(self->next_id_++);
+                self->pending_[id] = std::move(done);
+                self->send(json{{"request_id", id},
+                                {"op", op},
+                                {"params", std::move(params)},
+                                {"kind", "request"}}
+                               .dump());
+              });
+  }
+
+  // Blocking, for the set-up.
+  json call(const std::string& op, json params) {
+    std::promise<json> answer;
+    request(op, std::move(params),
+            [&](const json& response) { answer.set_value(response); });
+    json response = answer.get_future().get();
+    if (response["ok"] != true) {
+      throw BenchmarkError(op + " failed: " + response.dump());
+    }
+    return response["result"];
+  }
+
+  std::string agent_id;
+  std::atomic<std::uint64_t> notifies = 0;
+
+  void close() {
+    net::post(ws_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ignored;
+      beast::get_lowest_layer(self->ws_).socket().close(ignored);
+    });
+  }
+
+ private:
+  void read() {
+    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec,
+                                                        std::size_t) {
+      if (ec) return;
+      self->on_frame(beast::buffers_to_string(self->buffer_.data()));
+      self->buffer_.consume(self->buffer_.size());
+      self->read();
+    });
+  }
+
+  void on_frame(const std::string& text) {
+    json frame = json::parse(text);
+    const std::string kind = frame["kind"];
+    if (kind == "response") {
+      auto it = pending_.find(frame["request_id"].get<std::string>());
+      if (it == pending_.end()) return;
+      Callback done = std::move(it->second);
+      pending_.erase(it);
+      done(frame);
+    } else if (kind == "notify") {
+      const json& envelope = frame["envelope"];
+      const std::string channel = envelope["channel_id"];
+      if (envelope["event_type"] == "ag2.channel.invite") {
+        request("post_envelope",
+                {{"envelope",
+                  {{"channel_id", channel},
+                   {"sender_id", frame["recipient_id"]},
+                   {"audience", nullptr},
+                   {"event_type", "ag2.channel.invite.ack"},
+                   {"event_data", {{"channel_id", channel}}},
+                   {"causation_id", envelope["envelope_id"]}}}},
+                [](const json&) {});
+      } else if (envelope["event_type"] == "ag2.msg.text") {
+        notifies.fetch_add(1, std::memory_order_relaxed);
+      }
+      send(json{{"envelope_id", envelope["envelope_id"]},
+                {"status", "ack"},
+                {"recipient_id", frame["recipient_id"]},
+                {"channel_id", channel},
+                {"reason", ""},
+                {"kind", "receipt"}}
+               .dump());
+    }
+  }
+
+  void send(std::string frame) {
+    outbox_.push_back(std::move(frame));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    if (outbox_.empty()) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    current_ = std::move(outbox_.front());
+    outbox_.pop_front();
+    ws_.text(true);
+    ws_.async_write(
+        net::buffer(current_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return;
+          self->write_next();
+        });
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buffer_;
+  std::deque<std::string> outbox_;
+  std::string current_;
+  bool writing_ = false;
+  std::uint64_t next_id_ = 1;
+  std::map<std::string, Callback> pending_;
+};
+
+// `parley serve` started by the benchmark.
+class ServerProcess {
+ public:
+  ServerProcess(const std::string& parley, const std::filesystem::path& data,
+                std::vector<std::string> extra) {
+    int out[2];
+    if (pipe(out) != 0) throw BenchmarkError("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    std::vector<std::string> args = {
+        parley,     "serve",       "--data",          data.string(),
+        "--listen", "127.0.0.1:0", "--ping-interval", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, parley.c_str(), &actions, nullptr, argv.data(),
+                    environ) != 0) {
+      throw BenchmarkError("cannot start " + parley);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    std::string output;
+    const std::regex listening(R"(listening on ws://127\.0\.0\.1:(\d+))");
+    std::smatch match;
+    char buffer[1024];
+    while (!std::regex_search(output, match, listening)) {
+      const ssize_t n = read(out[0], buffer, sizeof buffer);
+      if (n <= 0) throw BenchmarkError("parley serve failed: " + output);
+      output.append(buffer, static_cast<std::size_t>(n));
+    }
+    close(out[0]);
+    port_ = static_cast<std::uint16_t>(std::stoi(match[1]));
+  }
+  ~ServerProcess() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+  std::uint16_t port() const { return port_; }
+  // utime + stime of the server so far, in seconds.
+  double cpu_seconds() const {
+    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string field;
+    unsigned long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14) utime = std::stoul(field);
+      if (i == 15) stime = std::stoul(field);
+    }
+    return static_cast<double>(utime + stime) /
+           static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+json text_post(const std::string& channel, const std::string& sender,
+               std::uint64_t i) {
+  return {{"envelope",
+           {{"channel_id", channel},
+            {"sender_id", sender},
+            {"audience", nullptr},
+            {"event_type", "ag2.msg.text"},
+            {"event_data", {{"text", chat_text(kTextBytes, i)}}}}}};
+}
+
+struct Setup {
+  net::io_context io;
+  std::vector<std::shared_ptr<Client>> clients;
+  std::vector<std::string> channels;  // channels[i]: agent i -> agent i+1
+  std::vector<std::thread> threads;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+
+  // `n` connections, agent i on connection i; channel i from agent i to
+  // agent (i + 1) % n.
+  Setup(const std::string& host, std::uint16_t port, std::size_t n,
+        const std::string& tag) {
+    work.emplace(net::make_work_guard(io));
+    for (int t = 0; t < 2; ++t) threads.emplace_back([this] { io.run(); });
+    for (std::size_t i = 0; i < n; ++i) {
+      auto client = std::make_shared<Client>(io);
+      client->connect(host, port);
+      client->start();
+      client->agent_id = client->call(
+          "register",
+          {{"passport", {{"name", tag + "-" + std::to_string(i)}}},
+           {"resume", json::object()},
+           {"rule",
+            {{"limits", {{"inbox", {{"max_pending", 0}}}}}}}})["agent_id"];
+      clients.push_back(std::move(client));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      channels.push_back(clients[i]->call(
+          "create_channel",
+          {{"creator_id", clients[i]->agent_id},
+           {"manifest_type", "conversation"},
+           {"participants", {clients[(i + 1) % n]->agent_id}}})["channel_id"]);
+    }
+  }
+  ~Setup() {
+    for (auto& client : clients) client->close();
+    work.reset();
+    io.stop();
+    for (auto& thread : threads) thread.join();
+  }
+};
+
+// Posts `ops` envelopes in all, `in_flight` at a time per connection.
+// Connections 0 .. posters-1 post.
+Measurement run_load(const std::string& name, Setup& setup, std::uint64_t ops,
+                     std::size_t posters, std::size_t in_flight,
+                     const ServerProcess* server) {
+  const std::size_t n = posters;
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::vector<Clock::duration> latencies;
+  latencies.reserve(ops);
+  std::uint64_t answered = 0;
+  std::uint64_t failed = 0;
+  std::string first_failure;
+  std::atomic<std::uint64_t> issued = 0;
+  std::uint64_t notifies_before = 0;
+  for (auto& client : setup.clients) notifies_before += client->notifies;
+
+  std::function<void(std::size_t)> post_next = [&](std::size_t i) {
+    const std::uint64_t k = issued.fetch_add(1);
+    if (k >= ops) return;
+    const auto sent = Clock::now();
+    setup.clients[i]->request(
+        "post_envelope",
+        text_post(setup.channels[i], setup.clients[i]->agent_id, k),
+        [&, i, sent](const json& response) {
+          const auto took = Clock::now() - sent;
+          {
+            std::lock_guard lock(mutex);
+            latencies.push_back(took);
+            if (response["ok"] != true) {
+              if (failed++ == 0) first_failure = response.dump();
+            }
+            if (++answered == ops) finished.notify_all();
+          }
+          post_next(i);
+        });
+  };
+  const double cpu_before = server ? server->cpu_seconds() : 0;
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < in_flight; ++j) post_next(i);
+  }
+  {
+    std::unique_lock lock(mutex);
+    finished.wait(lock, [&] { return answered == ops; });
+  }
+  const double seconds = seconds_since(start);
+  const double cpu = server ? server->cpu_seconds() - cpu_before : 0;
+  if (failed > 0) {
+    throw BenchmarkError(name + ": " + std::to_string(failed) +
+                         " posts failed, first: " + first_failure);
+  }
+  // Every notify arrives (each post has one recipient).
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  std::uint64_t notifies = 0;
+  while (Clock::now() < deadline) {
+    notifies = 0;
+    for (auto& client : setup.clients) notifies += client->notifies;
+    if (notifies - notifies_before >= ops) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (notifies - notifies_before != ops) {
+    throw BenchmarkError(name + ": " +
+                         std::to_string(notifies - notifies_before) +
+                         " notifies for " + std::to_string(ops) + " posts");
+  }
+  std::ranges::sort(latencies);
+  Measurement m{.name = name,
+                .ops = ops,
+                .seconds = seconds,
+                .bytes_per_op = kTextBytes,
+                .p50_us = percentile_us(latencies, 0.5),
+                .p99_us = percentile_us(latencies, 0.99)};
+  if (server) {
+    m.cpu_seconds = cpu;
+    m.note = "server cpu " +
+             json_number(cpu * 1e6 / static_cast<double>(ops), "%.1f") +
+             " us/post";
+    m.extra.emplace_back(
+        "server_cpu_us_per_post",
+        json_number(cpu * 1e6 / static_cast<double>(ops), "%.1f"));
+  }
+  m.extra.emplace_back("connections", std::to_string(n));
+  m.extra.emplace_back("in_flight_per_connection", std::to_string(in_flight));
+  return m;
+}
+
+struct Options {
+  std::vector<std::string> scenarios = {"serve_rtt_1x1", "serve_32x8"};
+  std::uint64_t rtt_ops = 5000;
+  std::uint64_t load_ops = 100000;
+  std::string connect;  // HOST:PORT of a running server
+  std::string parley = PARLEY_BINARY;
+  std::string json_path;
+  std::filesystem::path dir = std::filesystem::temp_directory_path();
+};
+
+void run(const Options& options) {
+  std::optional<ScratchDir> scratch;
+  std::optional<ServerProcess> server;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  if (options.connect.empty()) {
+    scratch.emplace(options.dir);
+    server.emplace(options.parley, scratch->path() / "data",
+                   std::vector<std::string>{});
+    port = server->port();
+  } else {
+    const auto colon = options.connect.rfind(':');
+    host = options.connect.substr(0, colon);
+    port = static_cast<std::uint16_t>(
+        std::stoi(options.connect.substr(colon + 1)));
+  }
+  std::printf("Server:     ws://%s:%u (%s)\n", host.c_str(), port,
+              server ? "started by the benchmark, durable" : "running");
+  std::printf("Envelope:   ag2.msg.text, %zu-byte texts\n", kTextBytes);
+  std::printf("CPU:        the server's CPU time over wall time\n");
+  std::printf("------------------------------------------------\n");
+  std::fflush(stdout);
+  const ServerProcess* measured = server ? &*server : nullptr;
+  std::vector<Measurement> measurements;
+  const std::string tag = std::to_string(getpid());
+  for (const std::string& name : options.scenarios) {
+    if (name == "serve_rtt_1x1") {
+      Setup setup(host, port, 2, tag + "-rtt");
+      measurements.push_back(
+          run_load(name, setup, options.rtt_ops, 1, 1, measured));
+    } else {
+      Setup setup(host, port, 32, tag + "-load");
+      measurements.push_back(
+          run_load(name, setup, options.load_ops, 32, 8, measured));
+    }
+    print_line(measurements.back());
+  }
+  const std::string json = json_summary(measurements);
+  std::printf("%s", json.c_str());
+  if (!options.json_path.empty()) write_file(options.json_path, json);
+}
+
+}  // namespace
+}  // namespace parley::bench
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  parley::bench::Options options;
+  CLI::App app{"Load on parley serve over loopback WebSockets"};
+  app.add_option("--scenarios", options.scenarios,
+                 "Comma-separated: serve_rtt_1x1, serve_32x8")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"serve_rtt_1x1", "serve_32x8"}));
+  app.add_option("--rtt-ops", options.rtt_ops,
+                 "Posts in serve_rtt_1x1 (default 5000)");
+  app.add_option("--load-ops", options.load_ops,
+                 "Posts in serve_32x8 (default 100000)");
+  app.add_option("--connect", options.connect,
+                 "HOST:PORT of a running parley serve (default: start one)");
+  app.add_option("--parley", options.parley, "The parley binary to start");
+  app.add_option("--json", options.json_path,
+                 "Also write the JSON summary to this file");
+  app.add_option("--dir", options.dir,
+                 "Where to create the started server's temporary store")
+      ->check(CLI::ExistingDirectory);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    parley::bench::run(options);
+  } catch (const std::exception& error) {
+    std::fflush(stdout);
+    std::cerr << "parley-bench-serve: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

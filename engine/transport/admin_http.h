@@ -1,0 +1,50 @@
+// The admin HTTP port (Beast): one GET per connection, answered by a
+// handler, then the connection closes. The server serves /healthz and
+// /metrics through it.
+//
+// Thread safety: start() and stop() from any thread; the handler runs on
+// an io thread and must be thread-safe.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/error.h"
+
+namespace parley::transport {
+
+struct AdminResponse {
+  unsigned status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+class AdminHttp : public std::enable_shared_from_this<AdminHttp> {
+ public:
+  // Answers a GET of `target` (path and query).
+  using Handler = std::function<AdminResponse(std::string_view target)>;
+
+  // Binds `endpoint` (port 0: any free port), or fails with kInvalid.
+  static engine::Result<std::shared_ptr<AdminHttp>> open(
+      boost::asio::io_context& io,
+      const boost::asio::ip::tcp::endpoint& endpoint, Handler handler);
+
+  void start();
+  void stop();  // idempotent
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return bound_; }
+
+  AdminHttp(boost::asio::io_context& io, Handler handler);
+
+ private:
+  void accept();
+
+  boost::asio::io_context& io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  Handler handler_;
+  boost::asio::ip::tcp::endpoint bound_;
+};
+
+}  // namespace parley::transport

@@ -1,0 +1,220 @@
+#include "engine/transport/connection.h"
+
+#include <iostream>
+#include <variant>
+
+#include "engine/clock.h"
+#include "engine/hub.h"
+#include "engine/ids.h"
+#include "engine/transport/binding_table.h"
+#include "engine/transport/connection_registry.h"
+#include "engine/transport/frame_codec.h"
+#include "engine/transport/metrics.h"
+#include "engine/transport/request_runner.h"
+#include "engine/transport/wire_order.h"
+
+namespace parley::transport {
+
+Connection::Connection(ServerContext& context, std::string peer)
+    : context_(context),
+      id_(context.next_connection_id.fetch_add(1)),
+      peer_(std::move(peer)),
+      endpoint_id_(engine::new_id()),
+      queue_(context.options.send_queue) {}
+
+bool Connection::holds(std::string_view agent_id) const {
+  return context_.bindings.holds(*this, agent_id);
+}
+
+std::vector<std::string> Connection::bound_agents() const {
+  return context_.bindings.agents_of(*this);
+}
+
+bool Connection::send(std::string frame) {
+  switch (queue_.push(std::move(frame))) {
+    case SendQueue::Push::kQueued:
+      return true;
+    case SendQueue::Push::kStartWriter:
+      start_writer();
+      return true;
+    case SendQueue::Push::kOverflow: {
+      context_.metrics.send_queue_overflow();
+      const auto& limits = queue_.limits();
+      log("closing: send queue full (" + std::to_string(queue_.frames()) +
+          " frames, " + std::to_string(queue_.bytes()) +
+          " bytes queued; limits " + std::to_string(limits.max_frames) +
+          " frames, " + std::to_string(limits.max_bytes) +
+          " bytes): the client does not read fast enough");
+      close(kClosePolicy,
+            "send queue full: the client does not read fast enough");
+      return false;
+    }
+    case SendQueue::Push::kClosed:
+      return false;
+  }
+  return false;
+}
+
+void Connection::shut_down() {
+  shutting_down_ = true;
+  maybe_finish_shutdown();
+}
+
+void Connection::maybe_finish_shutdown() {
+  if (shutting_down_ && in_flight_.load() == 0 && queue_.idle()) {
+    close(kCloseGoingAway, "server shutting down");
+  }
+}
+
+void Connection::on_open() {
+  context_.metrics.connection_opened();
+  context_.connections.add(id_, weak_from_this());
+}
+
+void Connection::on_writer_idle() {
+  if (shutting_down_) maybe_finish_shutdown();
+}
+
+void Connection::on_closed(std::string_view why) {
+  if (closed_.exchange(true)) return;
+  queue_.close();
+  context_.bindings.unbind_all(*this);
+  context_.connections.remove(id_);
+  context_.metrics.connection_closed();
+  if (!why.empty()) log("closed: " + std::string(why));
+}
+
+void Connection::log(std::string_view what) const {
+  std::cerr << "parley serve: connection " << id_ << " (" << peer_
+            << "): " << what << '\n';
+}
+
+void Connection::on_message(std::string_view text) {
+  InboundFrame frame = decode_frame(text);
+  if (auto* request = std::get_if<RequestFrame>(&frame)) {
+    handle_request(std::move(*request));
+  } else if (auto* receipt = std::get_if<ReceiptFrame>(&frame)) {
+    handle_receipt(std::move(*receipt));
+  } else if (auto* hello = std::get_if<HelloFrame>(&frame)) {
+    context_.runner.post(
+        [self = shared_from_this(), hello = std::move(*hello)]() mutable {
+          self->handle_hello(std::move(hello));
+        });
+  } else if (std::holds_alternative<PingFrame>(frame)) {
+    send(encode_pong());
+  } else if (std::holds_alternative<PongFrame>(frame)) {
+    // Nothing: AG2's hub ignores application pongs too.
+  } else if (auto* skipped = std::get_if<SkippedFrame>(&frame)) {
+    context_.metrics.frame_skipped();
+    log("skipped a frame: " + skipped->why);
+  } else if (auto* malformed = std::get_if<MalformedFrame>(&frame)) {
+    context_.metrics.frame_malformed();
+    send(encode_error("protocol_error", malformed->message));
+  }
+}
+
+void Connection::handle_request(RequestFrame request) {
+  if (context_.draining.load()) {
+    context_.metrics.request_done(request.op, "error");
+    send(encode_failure(request.request_id, "error",
+                        "the hub is shutting down"));
+    return;
+  }
+  ++in_flight_;
+  auto self = shared_from_this();
+  std::string unregistered;  // the agent an unregister names
+  if (request.op == "unregister") {
+    if (auto id = request.params.find("agent_id");
+        id != request.params.end() && id->is_string()) {
+      unregistered = id->get<std::string>();
+    }
+  }
+  std::string op = request.op;
+  context_.runner.run(
+      std::move(op), std::move(request.params), *this,
+      [self, op = request.op, request_id = std::move(request.request_id),
+       unregistered](engine::Result<nlohmann::json> result) {
+        if (!result) {
+          const std::string_view code = engine::wire_code(result.error().kind);
+          self->context_.metrics.request_done(op, code);
+          self->send(encode_failure(request_id, code, result.error().message));
+          self->request_done();
+          return;
+        }
+        // register binds its caller (spec §11.4); unregister unbinds.
+        if (op == "register") {
+          if (auto id = result->find("agent_id");
+              id != result->end() && id->is_string()) {
+            self->context_.bindings.bind(id->get<std::string>(), self);
+          }
+        } else if (op == "unregister" && !unregistered.empty()) {
+          self->context_.bindings.unbind(unregistered);
+        }
+        self->context_.metrics.request_done(op, "ok");
+        self->send(encode_response(request_id, wire_result(op, *result)));
+        self->request_done();
+      });
+}
+
+void Connection::request_done() {
+  --in_flight_;
+  if (shutting_down_) maybe_finish_shutdown();
+}
+
+void Connection::handle_receipt(ReceiptFrame receipt) {
+  // A receipt for an agent this connection does not hold cannot move its
+  // cursor (ADR 0021); one naming nobody is ignored, as AG2 does.
+  if (receipt.recipient_id.empty() || !holds(receipt.recipient_id)) {
+    context_.metrics.receipt_dropped();
+    return;
+  }
+  context_.runner.post([self = shared_from_this(),
+                        receipt = std::move(receipt)] {
+    // Re-checked: the agent may have moved to another connection since.
+    if (!self->holds(receipt.recipient_id)) {
+      self->context_.metrics.receipt_dropped();
+      return;
+    }
+    auto acked =
+        self->context_.hub.acknowledge(receipt.recipient_id, receipt.channel_id,
+                                       receipt.envelope_id, receipt.status);
+    if (!acked) self->log("receipt not recorded: " + acked.error().message);
+  });
+}
+
+void Connection::handle_hello(HelloFrame hello) {
+  engine::Hub& hub = context_.hub;
+  auto admitted =
+      hub.authenticate(hello.name, hello.auth_scheme, hello.auth_claim);
+  if (!admitted) {
+    send(encode_error(engine::wire_code(admitted.error().kind),
+                      admitted.error().message));
+    return;
+  }
+  const std::string& agent_id = *admitted;
+  // The welcome is queued before any delivery to the agent can be.
+  context_.bindings.bind(agent_id, shared_from_this(), [&] {
+    send(encode_welcome(endpoint_id_,
+                        engine::format_timestamp(hub.clock().now())));
+  });
+  if (!hello.since_envelope_id) return;
+  auto missed = hub.replay_for(agent_id, *hello.since_envelope_id);
+  if (!missed) {
+    log("replay for " + agent_id + " failed: " + missed.error().message);
+    return;
+  }
+  const SendQueueLimits& limits = queue_.limits();
+  for (const engine::Envelope& envelope : *missed) {
+    // A long replay waits for the client to read rather than overflow.
+    if (!queue_.wait_below(limits.max_frames / 2, limits.max_bytes / 2,
+                           context_.options.replay_stall_timeout)) {
+      log("closing: the client did not read its replay");
+      close(kClosePolicy, "replay stalled: the client does not read");
+      return;
+    }
+    if (!send(encode_notify(envelope, agent_id))) return;
+    context_.metrics.notify_sent();
+  }
+}
+
+}  // namespace parley::transport

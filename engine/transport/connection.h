@@ -1,0 +1,106 @@
+// One client connection's side of AG2's protocol (spec §11.3-§11.5), apart
+// from the socket: decodes each inbound frame and answers it, keeps the
+// send queue, and is the Caller the op layer checks requests against (the
+// agents bound to it, kept in the hub-wide BindingTable).
+//
+// The socket side (plain or TLS WebSocket) derives from it and implements
+// start_writer() and close(). Inbound frames arrive on the session's
+// strand; requests run concurrently on the RequestRunner's pools (a
+// blocked create_channel does not hold up the frames after it); answers
+// and deliveries are queued from any thread.
+//
+// Lifetime: owned by shared_ptr; every pending job holds one. The
+// ServerContext must outlive it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ops/caller.h"
+#include "engine/transport/send_queue.h"
+#include "engine/transport/server_context.h"
+
+namespace parley::transport {
+
+struct HelloFrame;
+struct RequestFrame;
+struct ReceiptFrame;
+
+// WebSocket close codes the server uses.
+inline constexpr std::uint16_t kCloseGoingAway = 1001;
+inline constexpr std::uint16_t kClosePolicy = 1008;
+inline constexpr std::uint16_t kCloseTooBig = 1009;
+inline constexpr std::uint16_t kCloseInternal = 1011;
+
+class Connection : public engine::Caller,
+                   public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(ServerContext& context, std::string peer);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection() override = default;
+
+  // engine::Caller: answered from the binding table, any thread.
+  bool holds(std::string_view agent_id) const override;
+  std::vector<std::string> bound_agents() const override;
+
+  // Queues `frame` to be written. A full queue closes the connection
+  // (1008, "send queue full: ..."); false when the frame was not queued.
+  // Any thread.
+  bool send(std::string frame);
+
+  // Graceful end for a server shutdown: later requests are refused, and
+  // once every request in flight is answered and written the connection
+  // closes with 1001 "server shutting down". Any thread.
+  void shut_down();
+
+  // Requests received and not yet answered.
+  int in_flight() const { return in_flight_.load(); }
+  std::uint64_t id() const { return id_; }
+  const std::string& peer() const { return peer_; }
+
+  // Closes the connection with a WebSocket close `code` and `reason`
+  // (at most 123 bytes); the socket is torn down if the peer does not
+  // answer within the handshake timeout. Idempotent. Any thread.
+  virtual void close(std::uint16_t code, std::string reason) = 0;
+
+ protected:
+  // Called by the session, on its strand.
+  void on_open();
+  void on_message(std::string_view text);
+  // The session's writer found the queue empty.
+  void on_writer_idle();
+  // The socket is gone (once): unbinds every agent.
+  void on_closed(std::string_view why);
+
+  // Writes queued frames until the queue is empty, then calls
+  // on_writer_idle(). Any thread; the writer runs on the strand.
+  virtual void start_writer() = 0;
+
+  SendQueue& queue() { return queue_; }
+  ServerContext& context() { return context_; }
+
+ private:
+  void handle_hello(HelloFrame hello);        // on a pool thread
+  void handle_request(RequestFrame request);  // on the strand
+  void handle_receipt(ReceiptFrame receipt);  // on the strand
+  // A request is answered (any thread).
+  void request_done();
+  void maybe_finish_shutdown();
+  void log(std::string_view what) const;
+
+  ServerContext& context_;
+  const std::uint64_t id_;
+  const std::string peer_;
+  const std::string endpoint_id_;
+  SendQueue queue_;
+  std::atomic<int> in_flight_ = 0;
+  std::atomic<bool> shutting_down_ = false;
+  std::atomic<bool> closed_ = false;
+};
+
+}  // namespace parley::transport

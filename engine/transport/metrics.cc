@@ -1,0 +1,116 @@
+#include "engine/transport/metrics.h"
+
+#include <sstream>
+
+#include "engine/hub_health.h"
+
+namespace parley::transport {
+namespace {
+
+void family(std::ostringstream& out, std::string_view name,
+            std::string_view type, std::string_view help) {
+  out << "# HELP " << name << ' ' << help << '\n'
+      << "# TYPE " << name << ' ' << type << '\n';
+}
+
+// A label value with Prometheus' escapes.
+std::string label(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void Metrics::connection_opened() {
+  connections_open_.fetch_add(1, std::memory_order_relaxed);
+  connections_total_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::connection_closed() {
+  connections_open_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Metrics::request_done(std::string_view op, std::string_view outcome) {
+  std::lock_guard lock(requests_mutex_);
+  auto key = std::pair(std::string(op), std::string(outcome));
+  ++requests_[std::move(key)];
+}
+
+std::string Metrics::render(const engine::HubHealth& health) const {
+  std::ostringstream out;
+  auto counter = [&](std::string_view name, std::string_view help,
+                     std::uint64_t value) {
+    family(out, name, "counter", help);
+    out << name << ' ' << value << '\n';
+  };
+  auto gauge = [&](std::string_view name, std::string_view help,
+                   std::int64_t value) {
+    family(out, name, "gauge", help);
+    out << name << ' ' << value << '\n';
+  };
+  gauge("parley_connections_open", "WebSocket connections open now.",
+        connections_open_.load());
+  counter("parley_connections_total", "WebSocket connections accepted.",
+          connections_total_.load());
+  family(out, "parley_requests_total", "counter",
+         "Control-plane requests answered, by op and outcome (ok or the wire "
+         "error code).");
+  std::uint64_t posts = 0;
+  {
+    std::lock_guard lock(requests_mutex_);
+    for (const auto& [key, count] : requests_) {
+      out << "parley_requests_total{op=\"" << label(key.first)
+          << "\",outcome=\"" << label(key.second) << "\"} " << count << '\n';
+      if (key.first == "post_envelope" && key.second == "ok") posts = count;
+    }
+  }
+  counter("parley_posts_total",
+          "Envelopes accepted from post_envelope requests.", posts);
+  counter("parley_notifies_sent_total", "notify frames queued to connections.",
+          notifies_sent_.load());
+  counter("parley_frames_skipped_total",
+          "Inbound frames skipped (not JSON, unknown kind, wrong keys).",
+          frames_skipped_.load());
+  counter("parley_frames_malformed_total",
+          "Inbound frames answered with protocol_error (wrongly typed field).",
+          frames_malformed_.load());
+  counter("parley_receipts_dropped_total",
+          "Receipts for agents not bound to their connection.",
+          receipts_dropped_.load());
+  counter("parley_send_queue_overflows_total",
+          "Connections closed because their send queue was full.",
+          send_queue_overflows_.load());
+  counter("parley_keepalive_timeouts_total",
+          "Connections closed because a ping went unanswered.",
+          keepalive_timeouts_.load());
+  gauge("parley_hub_active_channels", "Non-terminal channels.",
+        health.active_channels);
+  gauge("parley_hub_registered_agents", "Registered agents.",
+        health.registered_agents);
+  gauge("parley_hub_pending_inbox_total",
+        "Substantive deliveries not yet answered, summed over agents.",
+        health.pending_inbox_total);
+  gauge("parley_hub_log_sequence", "The last durable log sequence.",
+        static_cast<std::int64_t>(health.log_sequence));
+  gauge("parley_hub_accepting_changes",
+        "1 while the hub accepts changes, 0 after a failed write or close.",
+        !health.failure && !health.closed ? 1 : 0);
+  family(out, "parley_hub_channels", "gauge", "Channels by state.");
+  for (const auto& [state, count] : health.channels_by_state) {
+    out << "parley_hub_channels{state=\"" << label(state) << "\"} " << count
+        << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace parley::transport

@@ -1,0 +1,70 @@
+// A connection's bounded queue of encoded frames waiting to be written.
+//
+// Producers (request completions, deliveries on posting threads, the
+// connection's own strand) push; exactly one writer (the connection's
+// strand) pops. push() tells its caller when the writer is idle and must be
+// started; the writer goes idle when pop() finds the queue empty. Memory is
+// bounded: a push that would exceed either limit is refused with kOverflow
+// and nothing is queued; the connection is then closed.
+//
+// Thread safety: every member is safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace parley::transport {
+
+struct SendQueueLimits {
+  std::size_t max_frames = 16384;
+  std::size_t max_bytes = 32 << 20;
+};
+
+class SendQueue {
+ public:
+  enum class Push {
+    kQueued,       // the writer is running and will take it
+    kStartWriter,  // queued; the caller must start the writer
+    kOverflow,     // refused: a limit would be exceeded
+    kClosed,       // refused: the queue was closed
+  };
+
+  explicit SendQueue(SendQueueLimits limits) : limits_(limits) {}
+  SendQueue(const SendQueue&) = delete;
+  SendQueue& operator=(const SendQueue&) = delete;
+
+  Push push(std::string frame);
+
+  // The writer's next frame; nullopt when the queue is empty (or closed),
+  // and the writer is then idle until a push returns kStartWriter.
+  std::optional<std::string> pop();
+
+  // Drops every queued frame; later pushes return kClosed.
+  void close();
+
+  // Blocks until at most `frames` frames and `bytes` bytes are queued, the
+  // queue is closed, or `timeout` passes; true unless it timed out.
+  bool wait_below(std::size_t frames, std::size_t bytes,
+                  std::chrono::milliseconds timeout);
+
+  std::size_t frames() const;
+  std::size_t bytes() const;
+  bool idle() const;  // empty and no write in progress
+  const SendQueueLimits& limits() const { return limits_; }
+
+ private:
+  const SendQueueLimits limits_;
+  mutable std::mutex mutex_;
+  std::condition_variable drained_;
+  std::deque<std::string> frames_;
+  std::size_t bytes_ = 0;
+  bool writing_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace parley::transport

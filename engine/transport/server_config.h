@@ -1,0 +1,90 @@
+// `parley serve`'s configuration: what the flags and the optional TOML
+// file set, its validation (the rules an operator must not get wrong:
+// unauthenticated or clear-text credentials on a public address), and the
+// effective configuration as printed at start. API keys are never printed.
+//
+// TOML file (every key optional; flags override it):
+//   data = "/var/lib/parley"            listen = "127.0.0.1:8765"
+//   admin = "127.0.0.1:8766"
+//   [tls]      cert = "server.pem"  key = "server.key"
+//   [auth]     schemes = ["none", "api_key"]
+//              allow_unauthenticated = false  allow_insecure = false
+//   [auth.api_keys]  alice = "secret"          (agent name = key)
+//   [limits]   max_frame_bytes = 4194304
+//              send_queue_frames = 16384  send_queue_bytes = 33554432
+//   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)
+//   [threads]  io = 2  requests = 16  create_channel = 8
+//   [timing]   ttl_sweep_interval = 30.0  expectation_sweep_interval = 10.0
+//              invite_ack_timeout = 30.0  drain_timeout = 10.0
+//              handshake_timeout = 10.0
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/transport/server_context.h"
+
+namespace parley::transport {
+
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// "HOST:PORT", "[IPv6]:PORT"; port 0 asks for any free port.
+engine::Result<HostPort> parse_host_port(std::string_view text);
+std::string to_string(const HostPort& address);
+// Whether `host` is a loopback address or "localhost". A host name other
+// than localhost counts as not loopback.
+bool is_loopback(std::string_view host);
+
+struct ServerConfig {
+  std::filesystem::path data;  // the RocksDB store's directory
+  HostPort listen{"127.0.0.1", 8765};
+  std::optional<HostPort> admin;  // the admin HTTP port; none by default
+  std::optional<std::filesystem::path> tls_cert;
+  std::optional<std::filesystem::path> tls_key;
+  // Registration and hello schemes: "none" and/or "api_key".
+  std::vector<std::string> auth_schemes{"none"};
+  std::map<std::string, std::string, std::less<>> api_keys;  // name -> key
+  bool allow_unauthenticated = false;  // "none" on a non-loopback address
+  bool allow_insecure = false;         // "api_key" without TLS, non-loopback
+  ConnectionOptions connection;
+  std::size_t io_threads = 2;
+  std::size_t request_threads = 16;
+  std::size_t create_channel_threads = 8;
+  std::chrono::milliseconds ttl_sweep_interval{30000};
+  std::chrono::milliseconds expectation_sweep_interval{10000};
+  std::chrono::milliseconds invite_ack_timeout{30000};
+  // How long a shutdown waits for requests in flight before it fails the
+  // ones still waiting (create_channel waiting for acks).
+  std::chrono::milliseconds drain_timeout{10000};
+
+  bool tls() const { return tls_cert.has_value(); }
+};
+
+// Reads the TOML `file` into `config`; keys it does not set keep their
+// value. An unknown key, a value of the wrong type or out of range fails
+// with a message naming the file and the key.
+engine::Result<void> load_config_file(const std::filesystem::path& file,
+                                      ServerConfig& config);
+
+// The rules a configuration must meet to be served: a data directory; TLS
+// certificate and key both or neither, and readable; known schemes; keys
+// for api_key; "none" on a non-loopback address only with
+// allow_unauthenticated; "api_key" on a non-loopback address without TLS
+// only with allow_insecure; positive sizes and thread counts.
+engine::Result<void> validate(const ServerConfig& config);
+
+// The effective configuration, one "key = value" line each; api keys by
+// agent name only.
+std::string describe(const ServerConfig& config);
+
+}  // namespace parley::transport

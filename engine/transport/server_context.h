@@ -1,0 +1,53 @@
+// What every connection of one server shares: the hub, the op runner, the
+// binding table, the counters, the live connections and the per-connection
+// settings. Owned by the Server, which outlives every connection.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/transport/send_queue.h"
+
+namespace parley::engine {
+class Hub;
+}
+
+namespace parley::transport {
+
+class BindingTable;
+class ConnectionRegistry;
+class Metrics;
+class RequestRunner;
+
+struct ConnectionOptions {
+  // Largest inbound WebSocket message; a larger one closes the connection
+  // with code 1009 (message too big).
+  std::size_t max_frame_bytes = 4 << 20;
+  SendQueueLimits send_queue;
+  // A WebSocket ping is sent `ping_interval` after the last pong (or the
+  // handshake); no pong within `ping_timeout` closes the connection (1011,
+  // "keepalive ping timeout"). 0 disables keepalive.
+  std::chrono::milliseconds ping_interval{20000};
+  std::chrono::milliseconds ping_timeout{20000};
+  // TLS and WebSocket handshakes, and the closing handshake.
+  std::chrono::milliseconds handshake_timeout{10000};
+  // How long a replay on hello waits for a full send queue to drain before
+  // the connection is closed as too slow.
+  std::chrono::milliseconds replay_stall_timeout{30000};
+};
+
+struct ServerContext {
+  engine::Hub& hub;
+  RequestRunner& runner;
+  BindingTable& bindings;
+  Metrics& metrics;
+  ConnectionRegistry& connections;
+  ConnectionOptions options;
+  // Set when the server starts draining: new requests are refused.
+  std::atomic<bool> draining = false;
+  std::atomic<std::uint64_t> next_connection_id = 1;
+};
+
+}  // namespace parley::transport

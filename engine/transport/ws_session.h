@@ -1,0 +1,30 @@
+// A WebSocket session over Beast, plain (ws://) or TLS (wss://): the socket
+// side of a Connection. Handshakes (TLS, then WebSocket), reads one message
+// at a time and hands it to the Connection (text or binary alike, as AG2
+// decodes binary messages as UTF-8), writes the send queue, keeps the
+// connection alive with WebSocket pings, and closes.
+//
+// Everything runs on the socket's strand (accept it with a strand
+// executor).
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace parley::transport {
+
+class Connection;
+struct ServerContext;
+
+// Starts a session on an accepted `socket`: TLS when `tls` is not null
+// (it must outlive the session). The session keeps itself alive until its
+// socket closes.
+std::shared_ptr<Connection> start_session(boost::asio::ip::tcp::socket socket,
+                                          boost::asio::ssl::context* tls,
+                                          ServerContext& context);
+
+}  // namespace parley::transport

@@ -1,0 +1,203 @@
+// Bad input over a real socket: each gets AG2's reaction (skipped, or an
+// error frame protocol_error for a wrongly typed field), the connection
+// stays open unless the frame is too large, every other connection keeps
+// being served, and nothing is written to the log.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "engine/hub.h"
+#include "log/log_store.h"
+#include "tests/serve_fixture.h"
+
+namespace parley {
+namespace {
+
+using nlohmann::json;
+using testing::ServeFixture;
+using testing::WsTestClient;
+using namespace std::chrono_literals;
+
+// Sends `frame` and then a ping: the pong proves the frame was read and
+// the connection is still open. Returns whatever came before the pong.
+std::vector<nlohmann::ordered_json> answers_to(WsTestClient& client,
+                                               const std::string& frame,
+                                               bool binary = false) {
+  if (binary) {
+    client.send_binary(frame);
+  } else {
+    client.send_text(frame);
+  }
+  client.send_text(R"({"kind": "ping"})");
+  std::vector<nlohmann::ordered_json> out;
+  while (auto next = client.next(5s)) {
+    if ((*next)["kind"] == "pong") return out;
+    out.push_back(*next);
+  }
+  FAIL("no pong: the connection was closed or stalled");
+  return out;
+}
+
+std::uint64_t log_length(ServeFixture& serve) {
+  return serve.hub().store().last_sequence();
+}
+
+TEST_CASE(
+    "frames that are not JSON objects, of an unknown kind, or with "
+    "unexpected or missing keys are skipped, the connection stays "
+    "open and nothing is written") {
+  ServeFixture serve;
+  auto client = serve.connect();
+  const std::string alice = client->register_agent("alice");
+  const auto before = log_length(serve);
+  for (
+      const std::string& frame :
+      {std::string("not json"), std::string("[1, 2]"), std::string("{}"),
+       std::string(R"({"kind": 7})"),
+       std::string(R"({"kind": "subscribe", "channel_id": "x"})"),
+       std::string(
+           R"({"request_id": "r1", "op": "unregister", "params": {"agent_id": ")" +
+           alice + R"("}, "kind": "request", "extra": 1})"),
+       std::string(R"({"op": "get_agent", "params": {}, "kind": "request"})"),
+       std::string(R"({"name": "alice", "colour": "red", "kind": "hello"})"),
+       std::string(R"({"kind": "ping", "x": 1})"),
+       std::string(R"({"envelope_id": "e", "kind": "receipt"})"),
+       std::string(R"({"request_id": "r", "ok": true, "kind": "response"})")}) {
+    CAPTURE(frame);
+    CHECK(answers_to(*client, frame).empty());
+  }
+  CHECK(log_length(serve) == before);
+  CHECK(client->call("get_agent", {{"name_or_id", alice}})["name"] == "alice");
+}
+
+TEST_CASE(
+    "a wrongly typed field gets error protocol_error 'malformed <kind> "
+    "frame: <field>' and the connection stays open") {
+  ServeFixture serve;
+  auto client = serve.connect();
+  const auto before = log_length(serve);
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"request_id": 5, "op": "get_agent", "params": {}, "kind": "request"})",
+       "malformed request frame: request_id"},
+      {R"({"request_id": "r", "op": null, "params": {}, "kind": "request"})",
+       "malformed request frame: op"},
+      {R"({"request_id": "r", "op": "register", "params": [], "kind": "request"})",
+       "malformed request frame: params"},
+      {R"({"name": 1, "kind": "hello"})", "malformed hello frame: name"},
+      {R"({"name": "a", "auth_scheme": false, "kind": "hello"})",
+       "malformed hello frame: auth_scheme"},
+      {R"({"name": "a", "since_envelope_id": 3, "kind": "hello"})",
+       "malformed hello frame: since_envelope_id"},
+      {R"({"envelope_id": "e", "status": 1, "kind": "receipt"})",
+       "malformed receipt frame: status"},
+      {R"({"envelope_id": "e", "status": "ack", "channel_id": [], "kind": "receipt"})",
+       "malformed receipt frame: channel_id"},
+  };
+  for (const auto& [frame, message] : cases) {
+    CAPTURE(frame);
+    auto answers = answers_to(*client, frame);
+    REQUIRE(answers.size() == 1);
+    CHECK(answers[0].dump() ==
+          nlohmann::ordered_json({{"code", "protocol_error"},
+                                  {"message", message},
+                                  {"envelope_id", nullptr},
+                                  {"kind", "error"}})
+              .dump());
+    CHECK(answers[0].begin().key() == "code");
+  }
+  CHECK(log_length(serve) == before);
+}
+
+TEST_CASE(
+    "bad params and unknown ops are ok=false responses with AG2's "
+    "codes, nothing is written") {
+  ServeFixture serve;
+  auto client = serve.connect();
+  const auto before = log_length(serve);
+  auto unknown = client->request("frobnicate", json::object());
+  CHECK(unknown.dump() ==
+        R"({"request_id":")" + unknown["request_id"].get<std::string>() +
+            R"(","ok":false,"result":null,"error_code":"protocol_error",)"
+            R"("error_message":"unknown control-plane op: 'frobnicate'",)"
+            R"("kind":"response"})");
+  CHECK(unknown["error_code"] == "protocol_error");
+  CHECK(unknown["error_message"] == "unknown control-plane op: 'frobnicate'");
+  auto missing = client->request("get_agent", json::object());
+  CHECK(missing["ok"] == false);
+  CHECK(missing["error_code"] == "error");
+  CHECK(missing["error_message"] == "'name_or_id'");
+  auto ghost = client->request("get_agent", {{"name_or_id", "ghost"}});
+  CHECK(ghost["error_code"] == "not_found");
+  CHECK(ghost["error_message"] == "agent not found: ghost");
+  CHECK(log_length(serve) == before);
+}
+
+TEST_CASE(
+    "a binary message is decoded as UTF-8 text, as AG2 does, invalid "
+    "UTF-8 is skipped") {
+  ServeFixture serve;
+  auto client = serve.connect();
+  client->send_binary(
+      R"({"request_id": "b1", "op": "find_agent_id", "params": {"name": "x"}, "kind": "request"})");
+  auto response = client->await_response("b1");
+  CHECK(response["ok"] == true);
+  CHECK(response["result"].is_null());
+  CHECK(
+      answers_to(*client, "{\"kind\": \"\xff\xfe\"}", /*binary=*/true).empty());
+}
+
+TEST_CASE(
+    "a message over the frame limit closes that connection with 1009, "
+    "the server keeps serving the others") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.connection.max_frame_bytes = 64 << 10;
+  });
+  auto other = serve.connect();
+  const std::string alice = other->register_agent("alice");
+  auto client = serve.connect();
+  const auto before = log_length(serve);
+  client->send({{"request_id", "big"},
+                {"op", "find_agent_id"},
+                {"params", {{"name", std::string(70 << 10, 'x')}}},
+                {"kind", "request"}});
+  REQUIRE(client->wait_closed(5s));
+  CHECK(client->close_code() == 1009);
+  CHECK(log_length(serve) == before);
+  CHECK(other->call("get_agent", {{"name_or_id", alice}})["name"] == "alice");
+}
+
+TEST_CASE(
+    "a client that stops reading is closed with a reason once its send "
+    "queue is full, others keep being served") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.connection.max_frame_bytes = 512 << 10;
+    config.connection.send_queue.max_bytes = 1 << 20;
+    config.connection.handshake_timeout = 30s;
+  });
+  auto reader = serve.connect();
+  auto sleeper = serve.connect();
+  const std::string alice = reader->register_agent("alice");
+  json no_inbox_cap = {{"limits", {{"inbox", {{"max_pending", 0}}}}}};
+  const std::string bob = sleeper->register_agent("bob", nullptr, no_inbox_cap);
+  const std::string channel =
+      testing::open_channel(*reader, alice, *sleeper, bob);
+  sleeper->pause_reading();
+  // 25 MB of notifies: more than the socket buffers and the send queue.
+  const std::string big(256 << 10, 'x');
+  for (int i = 0; i < 100; ++i) {
+    auto response = reader->request(
+        "post_envelope", testing::text_envelope(channel, alice, big));
+    REQUIRE_MESSAGE(response["ok"] == true, response.dump());
+  }
+  sleeper->resume_reading();
+  REQUIRE(sleeper->wait_closed(15s));
+  CHECK(sleeper->close_code() == 1008);
+  CHECK(sleeper->close_reason() ==
+        "send queue full: the client does not read fast enough");
+  // The reader is still served.
+  CHECK(reader->call("get_channel", {{"channel_id", channel}})["state"] ==
+        "active");
+}
+
+}  // namespace
+}  // namespace parley

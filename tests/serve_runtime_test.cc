@@ -1,0 +1,177 @@
+// What keeps a served hub healthy: TLS (wss://), WebSocket keepalive, the
+// admin port (/healthz, /metrics), the TTL sweep on a timer.
+#include <doctest/doctest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <thread>
+
+#include "engine/hub.h"
+#include "tests/serve_fixture.h"
+
+namespace parley {
+namespace {
+
+using nlohmann::json;
+using testing::ServeFixture;
+using testing::WsTestClient;
+using namespace std::chrono_literals;
+
+struct HttpAnswer {
+  unsigned status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+HttpAnswer http_get(std::uint16_t port, const std::string& target) {
+  namespace beast = boost::beast;
+  namespace http = beast::http;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  stream.connect(resolver.resolve("127.0.0.1", std::to_string(port)));
+  http::request<http::empty_body> request{http::verb::get, target, 11};
+  request.set(http::field::host, "127.0.0.1");
+  http::write(stream, request);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response);
+  return {response.result_int(),
+          std::string(response[http::field::content_type]), response.body()};
+}
+
+TEST_CASE("wss:// with a self-signed certificate: a TLS round trip") {
+  testing::ScratchDir certs;
+  const auto cert = certs.path() / "cert.pem";
+  const auto key = certs.path() / "key.pem";
+  auto made = testing::run_command(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+      "-keyout " +
+      key.string() + " -out " + cert.string());
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  ServeFixture serve([&](transport::ServerConfig& config) {
+    config.tls_cert = cert;
+    config.tls_key = key;
+  });
+  CHECK(serve.server().url().starts_with("wss://127.0.0.1:"));
+  auto client = serve.connect(/*tls=*/true);
+  const std::string alice = client->register_agent("alice");
+  CHECK(client->call("get_agent", {{"name_or_id", alice}})["name"] == "alice");
+  // A plain client cannot speak to it.
+  CHECK_THROWS(WsTestClient("127.0.0.1", serve.port(), /*tls=*/false));
+}
+
+TEST_CASE(
+    "a client that answers pings stays connected, one that does not "
+    "is closed with 1011 'keepalive ping timeout'") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.connection.ping_interval = 150ms;
+    config.connection.ping_timeout = 150ms;
+    config.connection.handshake_timeout = 1s;
+  });
+  auto live = serve.connect();
+  // A raw client: the WebSocket handshake by hand, then it never reads,
+  // so it never answers a ping.
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket mute(io);
+  mute.connect({boost::asio::ip::make_address("127.0.0.1"), serve.port()});
+  const std::string upgrade =
+      "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+      "Sec-WebSocket-Version: 13\r\n\r\n";
+  boost::asio::write(mute, boost::asio::buffer(upgrade));
+  std::this_thread::sleep_for(1s);
+  CHECK(live->call("find_agent_id", {{"name", "x"}}).is_null());
+  // Everything the server sent: the 101, pings (0x89), then a close frame
+  // (0x88) with code 1011 and the reason, then the socket ends.
+  std::string bytes;
+  boost::system::error_code ec;
+  char buffer[4096];
+  while (true) {
+    const std::size_t n = mute.read_some(boost::asio::buffer(buffer), ec);
+    if (ec) break;
+    bytes.append(buffer, n);
+  }
+  CHECK(bytes.starts_with("HTTP/1.1 101"));
+  CHECK(bytes.find('\x89') != std::string::npos);
+  const std::string close_payload =
+      std::string("\x03\xf3", 2) + "keepalive ping timeout";
+  const auto at = bytes.find(close_payload);
+  REQUIRE(at != std::string::npos);
+  CHECK(static_cast<unsigned char>(bytes[at - 2]) == 0x88);
+  CHECK_FALSE(live->wait_closed(100ms));
+}
+
+TEST_CASE(
+    "the admin port serves /healthz (the hub's health) and /metrics "
+    "(Prometheus text)") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  REQUIRE(serve.server().admin_port().has_value());
+  const std::uint16_t admin = *serve.server().admin_port();
+  auto client = serve.connect();
+  const std::string alice = client->register_agent("alice");
+  (void)client->request("get_agent", {{"name_or_id", "ghost"}});
+
+  auto health = http_get(admin, "/healthz");
+  CHECK(health.status == 200);
+  CHECK(health.content_type == "application/json");
+  const json body = json::parse(health.body);
+  CHECK(body["registered_agents"] == 1);
+  CHECK(body["serving"] == true);
+
+  auto metrics = http_get(admin, "/metrics");
+  CHECK(metrics.status == 200);
+  for (const char* line :
+       {"parley_connections_open 1\n", "parley_connections_total 1\n",
+        "parley_requests_total{op=\"register\",outcome=\"ok\"} 1\n",
+        "parley_requests_total{op=\"get_agent\",outcome=\"not_found\"} 1\n",
+        "# TYPE parley_notifies_sent_total counter\n",
+        "parley_send_queue_overflows_total 0\n",
+        "parley_hub_registered_agents 1\n"}) {
+    CHECK_MESSAGE(metrics.body.find(line) != std::string::npos, line);
+  }
+  CHECK(http_get(admin, "/nope").status == 404);
+}
+
+TEST_CASE(
+    "the TTL sweep runs on a timer while serving: an expired channel "
+    "is expired and its participants notified") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.ttl_sweep_interval = 100ms;
+  });
+  auto a = serve.connect();
+  auto b = serve.connect();
+  const std::string alice = a->register_agent("alice");
+  const std::string bob = b->register_agent("bob");
+  const std::string create =
+      a->send_request("create_channel", {{"creator_id", alice},
+                                         {"manifest_type", "conversation"},
+                                         {"participants", {bob}},
+                                         {"ttl", 1}});
+  auto invite = b->next_of_kind("notify");
+  REQUIRE(invite.has_value());
+  testing::ack_invite(*b, *invite);
+  const std::string channel = a->await_response(create)["result"]["channel_id"];
+  bool expired = false;
+  for (int i = 0; i < 50 && !expired; ++i) {
+    std::this_thread::sleep_for(100ms);
+    expired =
+        a->call("get_channel", {{"channel_id", channel}})["state"] == "expired";
+  }
+  CHECK(expired);
+  bool notified = false;
+  while (auto frame = b->next_of_kind("notify", 1s)) {
+    notified |= (*frame)["envelope"]["event_type"] == "ag2.channel.expired";
+    if (notified) break;
+  }
+  CHECK(notified);
+}
+
+}  // namespace
+}  // namespace parley

@@ -1,0 +1,219 @@
+#include "tools/serve_command.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "engine/transport/server.h"
+#include "engine/transport/server_config.h"
+#include "log/rocksdb_log_store.h"
+#include "tools/exit_codes.h"
+
+namespace parley::tools {
+namespace {
+
+using std::chrono::milliseconds;
+using transport::ServerConfig;
+
+// What the command line says; each set flag overrides the config file.
+struct ServeFlags {
+  std::optional<std::string> config_file;
+  std::optional<std::string> data;
+  std::optional<std::string> listen;
+  std::optional<std::string> admin;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
+  std::optional<std::string> auth;
+  bool allow_unauthenticated = false;
+  bool allow_insecure = false;
+  std::optional<std::size_t> max_frame_bytes;
+  std::optional<std::size_t> send_queue_frames;
+  std::optional<std::size_t> send_queue_bytes;
+  std::optional<double> ping_interval;
+  std::optional<double> ping_timeout;
+  std::optional<std::size_t> io_threads;
+  std::optional<std::size_t> request_threads;
+  std::optional<std::size_t> create_channel_threads;
+  std::optional<double> ttl_sweep_interval;
+  std::optional<double> expectation_sweep_interval;
+  std::optional<double> invite_ack_timeout;
+  std::optional<double> drain_timeout;
+  bool check_config = false;
+};
+
+milliseconds seconds(double value) {
+  return milliseconds(static_cast<std::int64_t>(value * 1000));
+}
+
+// The config file (if any) with the flags applied over it.
+engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
+  ServerConfig config;
+  if (flags.config_file) {
+    auto loaded = transport::load_config_file(*flags.config_file, config);
+    if (!loaded) return std::unexpected(loaded.error());
+  }
+  if (flags.data) config.data = *flags.data;
+  auto address =
+      [](const std::string& flag,
+         const std::string& text) -> engine::Result<transport::HostPort> {
+    auto parsed = transport::parse_host_port(text);
+    if (!parsed) return engine::invalid(flag + ": " + parsed.error().message);
+    return parsed;
+  };
+  if (flags.listen) {
+    auto parsed = address("--listen", *flags.listen);
+    if (!parsed) return std::unexpected(parsed.error());
+    config.listen = *parsed;
+  }
+  if (flags.admin) {
+    auto parsed = address("--admin", *flags.admin);
+    if (!parsed) return std::unexpected(parsed.error());
+    config.admin = *parsed;
+  }
+  if (flags.tls_cert) config.tls_cert = *flags.tls_cert;
+  if (flags.tls_key) config.tls_key = *flags.tls_key;
+  if (flags.auth) {
+    config.auth_schemes.clear();
+    std::stringstream list(*flags.auth);
+    std::string scheme;
+    while (std::getline(list, scheme, ',')) {
+      if (!scheme.empty()) config.auth_schemes.push_back(scheme);
+    }
+  }
+  if (flags.allow_unauthenticated) config.allow_unauthenticated = true;
+  if (flags.allow_insecure) config.allow_insecure = true;
+  auto& c = config.connection;
+  if (flags.max_frame_bytes) c.max_frame_bytes = *flags.max_frame_bytes;
+  if (flags.send_queue_frames)
+    c.send_queue.max_frames = *flags.send_queue_frames;
+  if (flags.send_queue_bytes) c.send_queue.max_bytes = *flags.send_queue_bytes;
+  if (flags.ping_interval) c.ping_interval = seconds(*flags.ping_interval);
+  if (flags.ping_timeout) c.ping_timeout = seconds(*flags.ping_timeout);
+  if (flags.io_threads) config.io_threads = *flags.io_threads;
+  if (flags.request_threads) config.request_threads = *flags.request_threads;
+  if (flags.create_channel_threads) {
+    config.create_channel_threads = *flags.create_channel_threads;
+  }
+  if (flags.ttl_sweep_interval) {
+    config.ttl_sweep_interval = seconds(*flags.ttl_sweep_interval);
+  }
+  if (flags.expectation_sweep_interval) {
+    config.expectation_sweep_interval =
+        seconds(*flags.expectation_sweep_interval);
+  }
+  if (flags.invite_ack_timeout) {
+    config.invite_ack_timeout = seconds(*flags.invite_ack_timeout);
+  }
+  if (flags.drain_timeout) config.drain_timeout = seconds(*flags.drain_timeout);
+  if (auto valid = transport::validate(config); !valid) {
+    return std::unexpected(valid.error());
+  }
+  return config;
+}
+
+int run(const ServeFlags& flags) {
+  auto config = effective_config(flags);
+  if (!config) {
+    std::cerr << "parley serve: " << config.error().message << '\n';
+    return kExitUsage;
+  }
+  std::cout << "parley serve: effective configuration\n"
+            << transport::describe(*config) << std::flush;
+  if (flags.check_config) {
+    std::cout << "configuration OK\n";
+    return kExitOk;
+  }
+  auto opened = log::open_rocksdb_log_store(config->data);
+  if (!opened) {
+    std::cerr << "parley serve: cannot open the store in "
+              << config->data.string() << ": " << opened.error().message
+              << '\n';
+    return exit_code_for(opened.error().code);
+  }
+  if (opened->recovery.torn_tail) {
+    std::cerr << "parley serve: recovered from a torn WAL tail: "
+              << opened->recovery.detail << '\n';
+  }
+  auto server = transport::Server::start(
+      *config, std::shared_ptr<log::LogStore>(std::move(opened->store)));
+  if (!server) {
+    std::cerr << "parley serve: " << server.error().message << '\n';
+    return kExitUnavailable;
+  }
+  std::cout << "listening on " << (*server)->url() << '\n';
+  if (auto admin = (*server)->admin_port()) {
+    std::cout << "admin on http://"
+              << transport::to_string({config->admin->host, *admin}) << '\n';
+  }
+  std::cout << std::flush;
+  auto closed = (*server)->run_until_signal();
+  server->reset();
+  if (!closed) {
+    std::cerr << "parley serve: closing the hub failed: "
+              << closed.error().message << '\n';
+    return kExitIoError;
+  }
+  std::cerr << "parley serve: stopped cleanly\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  auto* serve = app.add_subcommand(
+      "serve",
+      "Serve the hub over AG2's WebSocket protocol until SIGINT/SIGTERM");
+  serve->add_option("--config", flags->config_file,
+                    "A TOML configuration file (flags override it)");
+  serve->add_option("--data", flags->data,
+                    "The hub's store directory (RocksDB; created if missing)");
+  serve->add_option("--listen", flags->listen,
+                    "HOST:PORT to accept WebSocket clients on (default "
+                    "127.0.0.1:8765; port 0 picks a free port)");
+  serve->add_option("--admin", flags->admin,
+                    "HOST:PORT of the admin HTTP port (/healthz, /metrics); "
+                    "off by default");
+  serve->add_option("--tls-cert", flags->tls_cert,
+                    "PEM certificate chain: serve wss:// instead of ws://");
+  serve->add_option("--tls-key", flags->tls_key, "PEM private key for TLS");
+  serve->add_option("--auth", flags->auth,
+                    "Comma-separated auth schemes: none, api_key (default "
+                    "none; api keys come from the config file)");
+  serve->add_flag("--allow-unauthenticated", flags->allow_unauthenticated,
+                  "Allow scheme none on a non-loopback address");
+  serve->add_flag("--allow-insecure", flags->allow_insecure,
+                  "Allow api_key without TLS on a non-loopback address");
+  serve->add_option("--max-frame-bytes", flags->max_frame_bytes,
+                    "Largest inbound message (default 4194304)");
+  serve->add_option("--send-queue-frames", flags->send_queue_frames,
+                    "Frames a connection may have waiting (default 16384)");
+  serve->add_option("--send-queue-bytes", flags->send_queue_bytes,
+                    "Bytes a connection may have waiting (default 33554432)");
+  serve->add_option("--ping-interval", flags->ping_interval,
+                    "Seconds between keepalive pings (default 20; 0: off)");
+  serve->add_option("--ping-timeout", flags->ping_timeout,
+                    "Seconds to wait for a pong (default 20)");
+  serve->add_option("--io-threads", flags->io_threads,
+                    "Threads running the sockets (default 2)");
+  serve->add_option("--request-threads", flags->request_threads,
+                    "Threads running requests (default 16)");
+  serve->add_option("--create-channel-threads", flags->create_channel_threads,
+                    "Threads running create_channel (default 8)");
+  serve->add_option("--ttl-sweep-interval", flags->ttl_sweep_interval,
+                    "Seconds between TTL sweeps (default 30; 0: off)");
+  serve->add_option("--expectation-sweep-interval",
+                    flags->expectation_sweep_interval,
+                    "Seconds between expectation ticks (default 10; 0: off)");
+  serve->add_option("--invite-ack-timeout", flags->invite_ack_timeout,
+                    "Seconds create_channel waits for acks (default 30)");
+  serve->add_option("--drain-timeout", flags->drain_timeout,
+                    "Seconds a shutdown waits for requests (default 10)");
+  serve->add_flag("--check-config", flags->check_config,
+                  "Validate and print the configuration, then exit (0 when "
+                  "valid, 64 when not)");
+  serve->callback([flags, &exit_code] { exit_code = run(*flags); });
+}
+
+}  // namespace parley::tools
