@@ -26,10 +26,6 @@ std::unexpected<Error> task_not_found(std::string_view task_id) {
   return not_found("task not found: " + std::string(task_id));
 }
 
-std::unexpected<Error> invalid_task_id(std::string_view task_id) {
-  return protocol_error("invalid task_id: '" + std::string(task_id) + "'");
-}
-
 // Milliseconds from `started_at` to `completed_at`, when both parse.
 std::optional<double> latency_ms(const TaskMetadata& task) {
   if (!task.started_at || !task.completed_at) return std::nullopt;

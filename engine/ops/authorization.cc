@@ -45,8 +45,7 @@ Result<void> agent_param(const Hub&, const WireRequest& request,
 Result<void> task_id_shape(const json* value) {
   if (value && value->is_string() &&
       !is_valid_task_id(value->get_ref<const std::string&>())) {
-    return protocol_error("invalid task_id: '" +
-                          value->get_ref<const std::string&>() + "'");
+    return invalid_task_id(value->get_ref<const std::string&>());
   }
   return {};
 }

@@ -42,11 +42,13 @@ struct WireOptions {
   bool allow_remote_agent_registration = false;
 };
 
-// The wire side of one request, for the ops that behave differently over
-// the wire (null for in-process calls). Lives for the duration of the call.
+// The wire side of one request, for the checks and for the ops that behave
+// differently over the wire (null for in-process calls). Lives for the
+// duration of the call.
 struct WireRequest {
-  const Caller& caller;
-  // The caller's bound agents when the request arrived: sorted, unique.
+  // The agents bound to the caller's connection when the request arrived
+  // (Caller::bound_agents(), read once): sorted, unique. Every check of
+  // the request uses this one snapshot.
   std::vector<std::string> agents;
   const WireOptions& options;
 };

@@ -402,8 +402,7 @@ Result<json> ControlPlane::call(std::string_view op, const json& params,
   }
   if (!params.is_object()) return invalid("params must be a JSON object");
   if (!caller) return it->second(hub_, Params(params), nullptr);
-  WireRequest wire{
-      .caller = *caller, .agents = caller->bound_agents(), .options = options_};
+  WireRequest wire{.agents = caller->bound_agents(), .options = options_};
   std::ranges::sort(wire.agents);
   wire.agents.erase(std::ranges::unique(wire.agents).begin(),
                     wire.agents.end());

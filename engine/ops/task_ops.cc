@@ -17,7 +17,7 @@ constexpr std::size_t kMaxTaskEventText = 500;
 Result<std::string> task_id_param(const Params& params) {
   PARLEY_TRY(task_id, params.text("task_id"));
   if (!is_valid_task_id(task_id)) {
-    return protocol_error("invalid task_id: '" + task_id + "'");
+    return invalid_task_id(task_id);
   }
   return task_id;
 }
@@ -66,7 +66,7 @@ Result<json> observe_task_op(Hub& hub, const Params& params,
   if (auto id = metadata_json.find("task_id");
       id != metadata_json.end() && id->is_string() &&
       !is_valid_task_id(id->get<std::string>())) {
-    return protocol_error("invalid task_id: '" + id->get<std::string>() + "'");
+    return invalid_task_id(id->get<std::string>());
   }
   PARLEY_TRY(metadata, task_from_json(metadata_json));
   if (wire) return done(hub.observe_task(std::move(metadata), wire->agents));
