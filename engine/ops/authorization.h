@@ -9,7 +9,9 @@
 //   channel       some bound agent must be a participant of the channel
 //   task          some agent must be bound, and the task's owner (observed
 //                 task) or one of its checkpoint writers (unobserved task
-//                 whose checkpoint was claimed) must be bound
+//                 whose checkpoint was claimed) must be bound; the first
+//                 wire checkpoint of an unobserved, unclaimed id claims it
+//                 for the connection's agents
 //   task reads    get_task and list_tasks show only the tasks the
 //                 connection may see
 //   operator      Parley's hub-admin ops; refused over the wire
@@ -18,8 +20,11 @@
 // op is unreachable over the wire until it is classified. In-process
 // callers pass no Caller and are never checked.
 //
-// Thread safety: every function may run on any thread; hub state is read
-// through the hub's own read API.
+// Thread safety: every function may run on any thread. Hub state is read
+// through the hub's read API (its shared lock, one read at a time), so a
+// check sees the hub as of that read; the task rule, which a concurrent
+// claim or observe could change, the hub checks again in the same hold of
+// its lock as the read or change it guards.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
