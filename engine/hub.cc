@@ -337,6 +337,12 @@ std::vector<Passport> Hub::list_agents(const AgentFilter& filter) const {
   return out;
 }
 
+std::vector<std::string> Hub::agent_owners(std::string_view agent_id) const {
+  std::shared_lock lock(state_mutex_);
+  const AgentRecord* agent = state_.registry.find(agent_id);
+  return agent ? agent->owners : std::vector<std::string>{};
+}
+
 std::vector<std::string> Hub::agents_with_capability(
     std::string_view capability) const {
   std::shared_lock lock(state_mutex_);

@@ -48,6 +48,7 @@
 #include "engine/rate_limiter.h"
 #include "engine/registry/auth.h"
 #include "engine/tasks/task.h"
+#include "engine/tasks/task_access.h"
 #include "log/log_store.h"
 
 namespace parley::engine {
@@ -116,9 +117,14 @@ class Hub {
   Result<void> close();
 
   // --- Identity (spec §3) ---------------------------------------------
+  // `owners`: only for a remote_agent registered over the wire, the agents
+  // of this hub bound to the registering connection; recorded (sorted,
+  // unique) with the registration, read back by agent_owners(). Owners for
+  // any other kind are refused with kInvalid.
   Result<Passport> register_identity(Passport passport, Resume resume,
                                      std::optional<std::string> skill_md,
-                                     std::optional<Rule> rule);
+                                     std::optional<Rule> rule,
+                                     std::vector<std::string> owners = {});
   Result<void> unregister(std::string_view agent_id);
   Result<void> set_resume(std::string_view agent_id, Resume resume);
   Result<void> set_skill(std::string_view agent_id,
@@ -156,6 +162,9 @@ class Hub {
   std::vector<Passport> list_agents(const AgentFilter& filter) const;
   std::vector<std::string> agents_with_capability(
       std::string_view capability) const;
+  // The owners recorded when `agent_id` registered (sorted); empty for an
+  // agent without owners or an unknown id.
+  std::vector<std::string> agent_owners(std::string_view agent_id) const;
 
   // --- Channels (spec §4) ---------------------------------------------
   // Returns once every invitee acked (the channel is active), or fails with
@@ -244,24 +253,48 @@ class Hub {
   Result<std::vector<JsonText>> read_audit() const;
 
   // --- Tasks (spec §8; engine/hub_tasks.cc) ------------------------------
+  // `connection`, on the task calls that take it: the agents bound to the
+  // wire connection the request came from. When given, check_task_access
+  // (engine/tasks/task_access.h) must pass for the task id in the same hold
+  // of the hub's lock as the read or change, else its access_denied is
+  // returned and nothing is written. In-process callers pass none.
+  //
   // A task the owner's runtime reports. A known id is updated in place
   // (state always; started_at, expires_at, channel_id when given; progress
   // merged). A new id needs a registered owner, a valid id (ADR 0021),
   // room under the owner's max_concurrent_tasks and, when it names a
   // channel, a channel the owner takes part in; without expires_at it
   // expires after the owner's task_ttl_default.
-  Result<void> observe_task(TaskMetadata metadata);
+  Result<void> observe_task(
+      TaskMetadata metadata,
+      std::optional<ConnectionAgents> connection = std::nullopt);
   // Unknown id: not_found "task not found: <id>". A terminal task is left
   // as it is (terminal is final). A terminal new state stamps completed_at
   // and, in the same batch, writes the task_terminated audit record and,
   // for a capability-tagged task, the owner's observation (spec §8.6).
-  Result<void> update_task(std::string_view task_id, const TaskUpdate& update);
+  Result<void> update_task(
+      std::string_view task_id, const TaskUpdate& update,
+      std::optional<ConnectionAgents> connection = std::nullopt);
   Result<TaskMetadata> get_task(std::string_view task_id) const;
   std::vector<TaskMetadata> list_tasks(const TaskFilter& filter) const;
   // Last write wins; a checkpoint of a task already terminal is ignored.
-  // `state` is a JSON object's text.
-  Result<void> checkpoint_task(std::string_view task_id, JsonText state);
+  // `state` is a JSON object's text. With a `connection`, the first write
+  // of an unobserved task's checkpoint nobody claimed yet claims it for the
+  // connection's agents: a CheckpointWritersClaimed record in the same
+  // batch, so two racing first writers cannot both claim it.
+  Result<void> checkpoint_task(
+      std::string_view task_id, JsonText state,
+      std::optional<ConnectionAgents> connection = std::nullopt);
   Result<std::optional<JsonText>> read_task_checkpoint(
+      std::string_view task_id,
+      std::optional<ConnectionAgents> connection = std::nullopt) const;
+  // check_task_access under the shared lock, for a wire request that
+  // changes nothing (fire_task_event).
+  Result<void> check_task_access(std::string_view task_id,
+                                 ConnectionAgents connection) const;
+  // The agents that claimed `task_id`'s checkpoint (sorted), or nullopt
+  // when nobody has.
+  std::optional<std::vector<std::string>> checkpoint_writers(
       std::string_view task_id) const;
   // Tells the listeners on_task_event; writes nothing.
   void fire_task_event(std::string_view task_id, std::string_view kind,

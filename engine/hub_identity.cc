@@ -1,5 +1,6 @@
 // Identity mutations (spec §3.2-§3.4, §8.6): validate against the folded
 // registry, then commit the record and its audit record as one batch.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "engine/hub.h"
@@ -28,7 +29,8 @@ std::unexpected<Error> not_registered(std::string_view agent_id) {
 
 Result<Passport> Hub::register_identity(Passport passport, Resume resume,
                                         std::optional<std::string> skill_md,
-                                        std::optional<Rule> rule) {
+                                        std::optional<Rule> rule,
+                                        std::vector<std::string> owners) {
   if (passport.kind &&
       std::ranges::find(kKinds, *passport.kind) == std::end(kKinds)) {
     return invalid(
@@ -45,6 +47,11 @@ Result<Passport> Hub::register_identity(Passport passport, Resume resume,
       return std::unexpected(checked.error());
     }
   }
+  if (!owners.empty() && passport.effective_kind() != "remote_agent") {
+    return invalid("only a remote_agent is registered with owners");
+  }
+  std::ranges::sort(owners);
+  owners.erase(std::ranges::unique(owners).begin(), owners.end());
   if (passport.effective_kind() != "remote_agent") {
     if (auto valid = auth_->validate(passport); !valid) {
       return std::unexpected(valid.error());
@@ -67,7 +74,8 @@ Result<Passport> Hub::register_identity(Passport passport, Resume resume,
   AgentRecord agent{.passport = std::move(passport),
                     .resume = std::move(resume),
                     .rule = rule.value_or(Rule{}),
-                    .skill_md = std::move(skill_md)};
+                    .skill_md = std::move(skill_md),
+                    .owners = std::move(owners)};
   Commit batch;
   batch.add(agent_registered_record(agent));
   batch.add(audit_record({{"at", agent.passport.created_at},

@@ -127,6 +127,11 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
       agent.passport.agent_id = view(registered->agent_id());
       if (registered->skill_md())
         agent.skill_md = registered->skill_md()->str();
+      if (registered->owners()) {
+        for (const auto* owner : *registered->owners()) {
+          agent.owners.push_back(owner->str());
+        }
+      }
       registry.add(std::move(agent));
       return {};
     }
@@ -177,6 +182,7 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
     }
     case schema::Body::TaskUpdated:
     case schema::Body::TaskCheckpointed:
+    case schema::Body::CheckpointWritersClaimed:
       return apply_task_record(tasks, log_sequence, record);
     case schema::Body::ExpectationFired: {
       const auto* fired = root->body_as_ExpectationFired();

@@ -27,10 +27,6 @@ std::unexpected<Error> task_not_found(std::string_view task_id) {
   return not_found("task not found: " + std::string(task_id));
 }
 
-std::unexpected<Error> invalid_task_id(std::string_view task_id) {
-  return protocol_error("invalid task_id: '" + std::string(task_id) + "'");
-}
-
 // Milliseconds from `started_at` to `completed_at`, when both parse.
 std::optional<double> latency_ms(const TaskMetadata& task) {
   if (!task.started_at || !task.completed_at) return std::nullopt;
@@ -76,7 +72,8 @@ Result<void> check_task_json(const TaskMetadata& task) {
 
 }  // namespace
 
-Result<void> Hub::observe_task(TaskMetadata metadata) {
+Result<void> Hub::observe_task(TaskMetadata metadata,
+                               std::optional<ConnectionAgents> connection) {
   if (!is_valid_task_id(metadata.task_id)) {
     return invalid_task_id(metadata.task_id);
   }
@@ -85,6 +82,13 @@ Result<void> Hub::observe_task(TaskMetadata metadata) {
   }
   if (auto ok = check_task_json(metadata); !ok) return ok;
   auto writer = lock_writer();
+  if (connection) {
+    if (auto allowed = engine::check_task_access(state_.tasks, metadata.task_id,
+                                                 *connection);
+        !allowed) {
+      return allowed;
+    }
+  }
   const TaskEntry* known = state_.tasks.find(metadata.task_id);
   const AgentRecord* owner = state_.registry.find(
       known ? known->metadata.owner_id : metadata.owner_id);
@@ -150,7 +154,8 @@ Result<void> Hub::observe_task(TaskMetadata metadata) {
 }
 
 Result<void> Hub::update_task(std::string_view task_id,
-                              const TaskUpdate& update) {
+                              const TaskUpdate& update,
+                              std::optional<ConnectionAgents> connection) {
   if (update.state && !is_task_state(*update.state)) {
     return invalid(invalid_task_state_message(*update.state));
   }
@@ -164,6 +169,13 @@ Result<void> Hub::update_task(std::string_view task_id,
   }
   Commit batch;
   auto writer = lock_writer();
+  if (connection) {
+    if (auto allowed =
+            engine::check_task_access(state_.tasks, task_id, *connection);
+        !allowed) {
+      return allowed;
+    }
+  }
   const TaskEntry* known = state_.tasks.find(task_id);
   if (!known) return task_not_found(task_id);
   if (known->metadata.terminal()) return {};  // terminal is final
@@ -212,7 +224,8 @@ std::vector<TaskMetadata> Hub::list_tasks(const TaskFilter& filter) const {
   return out;
 }
 
-Result<void> Hub::checkpoint_task(std::string_view task_id, JsonText state) {
+Result<void> Hub::checkpoint_task(std::string_view task_id, JsonText state,
+                                  std::optional<ConnectionAgents> connection) {
   if (!is_valid_task_id(task_id)) return invalid_task_id(task_id);
   if (auto checked = check_json_text("checkpoint state", state); !checked) {
     return checked;
@@ -220,21 +233,55 @@ Result<void> Hub::checkpoint_task(std::string_view task_id, JsonText state) {
   auto parsed = json::parse(state, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object()) return invalid("a checkpoint must be a JSON object");
   auto writer = lock_writer();
-  if (const TaskEntry* task = state_.tasks.find(task_id);
-      task && task->metadata.terminal()) {
+  if (connection) {
+    if (auto allowed =
+            engine::check_task_access(state_.tasks, task_id, *connection);
+        !allowed) {
+      return allowed;
+    }
+  }
+  const TaskEntry* task = state_.tasks.find(task_id);
+  if (task && task->metadata.terminal()) {
     return {};  // the task is over; its last checkpoint stands
   }
   auto record = task_checkpointed_record(task_id, parsed.dump());
   if (!record) return std::unexpected(record.error());
   Commit batch;
+  // The first wire write of an unobserved task's checkpoint claims it.
+  if (connection && !task && !state_.tasks.checkpoint_writers(task_id)) {
+    batch.add(checkpoint_writers_claimed_record(task_id, *connection));
+  }
   batch.add(std::move(*record));
   return commit(batch, writer);
 }
 
 Result<std::optional<JsonText>> Hub::read_task_checkpoint(
+    std::string_view task_id,
+    std::optional<ConnectionAgents> connection) const {
+  std::shared_lock lock(state_mutex_);
+  if (connection) {
+    if (auto allowed =
+            engine::check_task_access(state_.tasks, task_id, *connection);
+        !allowed) {
+      return std::unexpected(allowed.error());
+    }
+  }
+  return state_.tasks.checkpoint(task_id);
+}
+
+Result<void> Hub::check_task_access(std::string_view task_id,
+                                    ConnectionAgents connection) const {
+  std::shared_lock lock(state_mutex_);
+  return engine::check_task_access(state_.tasks, task_id, connection);
+}
+
+std::optional<std::vector<std::string>> Hub::checkpoint_writers(
     std::string_view task_id) const {
   std::shared_lock lock(state_mutex_);
-  return state_.tasks.checkpoint(task_id);
+  const std::vector<std::string>* writers =
+      state_.tasks.checkpoint_writers(task_id);
+  if (!writers) return std::nullopt;
+  return *writers;
 }
 
 void Hub::fire_task_event(std::string_view task_id, std::string_view kind,

@@ -40,8 +40,12 @@ std::string agent_registered_record(const AgentRecord& agent) {
   auto resume = flex(builder, to_json(agent.resume));
   auto rule = flex(builder, to_json(agent.rule));
   auto skill = agent.skill_md ? builder.CreateString(*agent.skill_md) : 0;
-  auto body =
-      schema::CreateAgentRegistered(builder, id, passport, resume, rule, skill);
+  auto owners = agent.owners.empty()
+                    ? 0
+                    : builder.CreateVectorOfStrings(agent.owners.begin(),
+                                                    agent.owners.end());
+  auto body = schema::CreateAgentRegistered(builder, id, passport, resume, rule,
+                                            skill, owners);
   return schema::finish_record(builder, schema::Body::AgentRegistered,
                                body.Union());
 }

@@ -19,6 +19,15 @@ nlohmann::json flex(const flatbuffers::Vector<std::uint8_t>* value) {
   return engine::flex_to_json({value->data(), value->size()});
 }
 
+nlohmann::json strings(
+    const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>*
+        values) {
+  if (!values) return nullptr;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto* value : *values) out.push_back(value->str());
+  return out;
+}
+
 }  // namespace
 
 std::string_view record_kind(std::string_view record) {
@@ -52,6 +61,7 @@ nlohmann::json record_to_json(std::uint64_t log_sequence,
       out["resume"] = flex(registered->resume());
       out["rule"] = flex(registered->rule());
       out["skill_md"] = text(registered->skill_md());
+      out["owners"] = strings(registered->owners());
       break;
     }
     case schema::Body::AgentUnregistered:
@@ -75,6 +85,12 @@ nlohmann::json record_to_json(std::uint64_t log_sequence,
       const auto* task = root->body_as_TaskCheckpointed();
       out["task_id"] = text(task->task_id());
       out["state"] = flex(task->state());
+      break;
+    }
+    case schema::Body::CheckpointWritersClaimed: {
+      const auto* claimed = root->body_as_CheckpointWritersClaimed();
+      out["task_id"] = text(claimed->task_id());
+      out["writers"] = strings(claimed->writers());
       break;
     }
     case schema::Body::CursorAdvanced: {

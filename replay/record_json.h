@@ -6,11 +6,13 @@
 //   Envelope          "channel_sequence", "hub_authored", "envelope" (AG2
 //                     envelope JSON)
 //   ChannelCreated    "channel_id", "metadata" (AG2 metadata at creation)
-//   AgentRegistered   "agent_id", "passport", "resume", "rule", "skill_md"
+//   AgentRegistered   "agent_id", "passport", "resume", "rule", "skill_md",
+//                     "owners" (a remote_agent's owners, else null)
 //   AgentUnregistered "agent_id"
 //   AgentUpdated      "agent_id", "what", "value"
 //   TaskUpdated       "task_id", "channel_id", "metadata"
 //   TaskCheckpointed  "task_id", "state"
+//   CheckpointWritersClaimed "task_id", "writers" (sorted agent ids)
 //   CursorAdvanced    "agent_id", "channel_id", "envelope_id"
 //   ExpectationFired  "channel_id", "expectation_index", "violator_id", "at"
 //   AuditRecorded     "audit_kind", "record" (the AG2 audit object)

@@ -61,6 +61,9 @@ std::string canonical_store_text(const engine::HubState& state) {
     for (const std::string& task : agent->observed_tasks) {
       text += "observed " + task + '\n';
     }
+    for (const std::string& owner : agent->owners) {
+      text += "owner " + owner + '\n';
+    }
   }
   for (const engine::ChannelEntry* channel : state.channels.in_order()) {
     text += "channel " + channel->metadata.channel_id + ' ' +

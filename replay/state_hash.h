@@ -14,8 +14,9 @@
 // close_reason), participants, manifest, knobs, labels, adapter state and
 // the causation index. The store's canonical text is, for each agent in
 // registration order, "agent <passport> <resume> <rule> <skill_md or null>"
-// followed by its cursors ("cursor <channel> <envelope id>") and observed
-// tasks ("observed <task id>"), then for each channel in creation order
+// followed by its cursors ("cursor <channel> <envelope id>"), observed
+// tasks ("observed <task id>") and a remote_agent's owners ("owner <agent
+// id>"), then for each channel in creation order
 // "channel <id> <channel hash>", then "largest_envelope_id <id>".
 // Pure functions; callable from any thread on state nobody is changing.
 #pragma once

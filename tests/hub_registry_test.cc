@@ -832,6 +832,33 @@ TEST_CASE("REG-21 identity kind is a closed set") {
   }
 }
 
+TEST_CASE(
+    "a remote_agent's owners are recorded with it and survive a "
+    "restart") {
+  TestHub t;
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  auto relay =
+      t.hub().register_identity({.name = "relay", .kind = "remote_agent"}, {},
+                                std::nullopt, std::nullopt, {bob, alice, bob});
+  REQUIRE(relay.has_value());
+  std::vector<std::string> owners{alice, bob};
+  std::ranges::sort(owners);
+  CHECK(t.hub().agent_owners(*relay->agent_id) == owners);
+  t.restart();
+  CHECK(t.hub().agent_owners(*relay->agent_id) == owners);
+  CHECK(t.hub().agent_owners(alice).empty());
+  CHECK(t.hub().agent_owners("ghost").empty());
+  // Only a remote_agent has owners.
+  const auto before = t.hub().store().last_sequence();
+  auto plain = t.hub().register_identity({.name = "carol"}, {}, std::nullopt,
+                                         std::nullopt, {alice});
+  CHECK(error_of(plain).kind == ErrorKind::kInvalid);
+  CHECK(error_of(plain).message ==
+        "only a remote_agent is registered with owners");
+  CHECK(t.hub().store().last_sequence() == before);
+}
+
 TEST_CASE("REG-22 an unknown auth scheme registers nothing") {
   TestHub t;
   engine::Passport passport{.name = "alice"};

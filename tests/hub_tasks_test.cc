@@ -8,6 +8,7 @@
 #include "engine/event_types.h"
 #include "engine/flex_json.h"
 #include "engine/hub_state.h"
+#include "engine/tasks/task_access.h"
 #include "engine/tasks/task_records.h"
 #include "parley/schemas/log_generated.h"
 #include "schemas/record_builder.h"
@@ -625,6 +626,68 @@ TEST_CASE("AUDIT-04 task termination records carry capability and outcome") {
       call_ok(t, "get_resume", {{"agent_id", p.bob}})["observed"];
   CHECK(observed["analysis"]["n"] == 1);
   CHECK(observed["analysis"]["expired"] == 1);
+}
+
+TEST_CASE("the task access rule: owner of an observed task, else writers") {
+  engine::TaskTable tasks;
+  engine::TaskMetadata task;
+  task.task_id = "task-1";
+  task.owner_id = "bob";
+  tasks.put(task);
+  tasks.claim_checkpoint("job-1", {"alice", "carol"});
+  tasks.claim_checkpoint("job-1", {"dave"});  // the first claim stands
+  const std::vector<std::string> alice{"alice"}, bob{"bob"}, none;
+  auto denial = [&](std::string_view id, const std::vector<std::string>& who) {
+    auto result = engine::check_task_access(tasks, id, who);
+    return result ? std::string() : result.error().message;
+  };
+  CHECK(denial("task-1", bob).empty());
+  CHECK(denial("task-1", alice) == "connection is not bound to agent 'bob'");
+  CHECK(denial("task-1", none) == "connection has no bound agent");
+  CHECK(denial("job-1", alice).empty());
+  CHECK(denial("job-1", bob) ==
+        "connection holds no writer of task 'job-1''s checkpoint");
+  CHECK(denial("job-2", bob).empty());  // nobody claimed it
+  CHECK(denial("job-2", none) == "connection has no bound agent");
+  CHECK(*tasks.checkpoint_writers("job-1") ==
+        std::vector<std::string>{"alice", "carol"});
+  CHECK(tasks.checkpoint_writers("job-2") == nullptr);
+}
+
+TEST_CASE(
+    "a connection's first checkpoint of an unobserved task claims it in "
+    "the same batch, across a restart") {
+  TestHub t;
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  std::vector<std::string> writers{alice, bob};
+  std::ranges::sort(writers);
+  const auto before = t.hub().store().last_sequence();
+  REQUIRE(t.hub().checkpoint_task("job-1", R"({"n": 1})", writers).has_value());
+  CHECK(t.hub().store().last_sequence() == before + 2);
+  const auto kinds = record_kinds(t);
+  CHECK(kinds[kinds.size() - 2] == "CheckpointWritersClaimed");
+  CHECK(kinds.back() == "TaskCheckpointed");
+  t.restart();
+  CHECK(t.hub().checkpoint_writers("job-1") == writers);
+  // A later connection's write is checked against them, and claims nothing.
+  const std::vector<std::string> only_bob{bob};
+  REQUIRE(
+      t.hub().checkpoint_task("job-1", R"({"n": 2})", only_bob).has_value());
+  const std::vector<std::string> carol{t.add_agent("carol")};
+  auto refused = t.hub().checkpoint_task("job-1", R"({"n": 3})", carol);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().kind == ErrorKind::kAccessDenied);
+  auto read = t.hub().read_task_checkpoint("job-1", carol);
+  REQUIRE_FALSE(read.has_value());
+  CHECK(read.error().kind == ErrorKind::kAccessDenied);
+  CHECK(*t.hub().read_task_checkpoint("job-1") == R"({"n":2})");
+  CHECK(t.hub().checkpoint_writers("job-1") == writers);
+  // Observing the task hands it to its owner: the writers no longer count.
+  observe(t, task_metadata("job-1", alice));
+  const std::vector<std::string> only_alice{alice};
+  CHECK(t.hub().check_task_access("job-1", only_alice).has_value());
+  CHECK_FALSE(t.hub().check_task_access("job-1", only_bob).has_value());
 }
 
 }  // namespace

@@ -204,5 +204,18 @@ TEST_CASE("every record renders as JSON with its kind and log sequence") {
   }
 }
 
+TEST_CASE("the store hash covers a remote_agent's owners") {
+  testing::TestHub t;
+  const auto alice = t.add_agent("alice");
+  auto relay =
+      t.hub().register_identity({.name = "relay", .kind = "remote_agent"}, {},
+                                std::nullopt, std::nullopt, {alice});
+  REQUIRE(relay.has_value());
+  auto folded = FoldedStore::fold(t.hub().store());
+  REQUIRE_MESSAGE(folded.has_value(), testing::error_message(folded));
+  const std::string text = replay::canonical_store_text((*folded)->state());
+  CHECK(text.find("\nowner " + alice + "\n") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace parley

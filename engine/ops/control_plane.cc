@@ -1,5 +1,8 @@
 #include "engine/ops/control_plane.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "engine/ops/op_params.h"
 #include "engine/ops/records_json.h"
 #include "engine/ops/task_ops.h"
@@ -14,7 +17,8 @@ using op_layer::list_json;
 using op_layer::OpTable;
 using op_layer::Params;
 
-Result<json> register_op(Hub& hub, const Params& params) {
+Result<json> register_op(Hub& hub, const Params& params,
+                         const WireRequest* wire) {
   PARLEY_CHECK(params.only({"passport", "resume", "skill_md", "rule"}));
   PARLEY_TRY(passport_json, params.object("passport"));
   PARLEY_TRY(resume_json, params.object("resume"));
@@ -27,13 +31,21 @@ Result<json> register_op(Hub& hub, const Params& params) {
     PARLEY_TRY(parsed, rule_from_json(*rule_json));
     rule = std::move(parsed);
   }
+  // Over the wire a remote_agent is owned by the connection's own agents
+  // (authorize() refused the request when it holds none).
+  std::vector<std::string> owners;
+  if (wire && passport.effective_kind() == "remote_agent") {
+    owners = remote_agent_owners(hub, *wire);
+  }
   PARLEY_TRY(stamped,
              hub.register_identity(std::move(passport), std::move(resume),
-                                   std::move(skill_md), std::move(rule)));
-  return to_json(stamped);
+                                   std::move(skill_md), std::move(rule),
+                                   std::move(owners)));
+  return to_json(wire ? wire_passport(std::move(stamped)) : stamped);
 }
 
-Result<json> create_channel_op(Hub& hub, const Params& params) {
+Result<json> create_channel_op(Hub& hub, const Params& params,
+                               const WireRequest*) {
   PARLEY_CHECK(params.only({"creator_id", "manifest_type", "manifest_version",
                             "participants", "required_acks", "ttl", "knobs",
                             "intent", "labels"}));
@@ -74,7 +86,8 @@ Result<json> create_channel_op(Hub& hub, const Params& params) {
   return to_json(metadata);
 }
 
-Result<json> post_envelope_op(Hub& hub, const Params& params) {
+Result<json> post_envelope_op(Hub& hub, const Params& params,
+                              const WireRequest*) {
   PARLEY_CHECK(params.only({"envelope"}));
   PARLEY_TRY(envelope_json, params.object("envelope"));
   PARLEY_TRY(envelope, envelope_from_json(envelope_json));
@@ -82,7 +95,8 @@ Result<json> post_envelope_op(Hub& hub, const Params& params) {
   return json(id);
 }
 
-Result<json> list_agents_op(Hub& hub, const Params& params) {
+Result<json> list_agents_op(Hub& hub, const Params& params,
+                            const WireRequest* wire) {
   PARLEY_CHECK(
       params.only({"capability", "query", "kind", "sort_by", "limit"}));
   AgentFilter filter;
@@ -97,10 +111,43 @@ Result<json> list_agents_op(Hub& hub, const Params& params) {
   filter.sort_by = std::move(sort_by);
   filter.limit =
       static_cast<std::size_t>(std::max<std::int64_t>(0, limit.value_or(50)));
-  return list_json(hub.list_agents(filter));
+  std::vector<Passport> passports = hub.list_agents(filter);
+  if (wire) {
+    for (Passport& passport : passports) {
+      passport = wire_passport(std::move(passport));
+    }
+  }
+  return list_json(passports);
 }
 
-Result<json> read_wal_op(Hub& hub, const Params& params) {
+// Over the wire without an agent_id: only the channels some agent of the
+// connection takes part in (any state, creation order, then `limit`).
+Result<json> list_channels_op(Hub& hub, const Params& params,
+                              const WireRequest* wire) {
+  PARLEY_CHECK(params.only({"agent_id", "limit"}));
+  PARLEY_TRY(agent_id, params.optional_text("agent_id"));
+  PARLEY_TRY(limit_param, params.optional_integer("limit"));
+  const auto limit = static_cast<std::size_t>(
+      std::max<std::int64_t>(0, limit_param.value_or(50)));
+  if (agent_id) return list_json(hub.list_channels(*agent_id, {}, limit));
+  if (!wire) return list_json(hub.list_channels({}, {}, limit));
+  if (wire->agents.size() == 1) {
+    return list_json(hub.list_channels(wire->agents.front(), {}, limit));
+  }
+  std::vector<ChannelMetadata> channels;
+  if (!wire->agents.empty()) {
+    for (ChannelMetadata& channel :
+         hub.list_channels({}, {}, std::numeric_limits<std::size_t>::max())) {
+      if (channels.size() >= limit) break;
+      if (has_participant(channel, wire->agents)) {
+        channels.push_back(std::move(channel));
+      }
+    }
+  }
+  return list_json(channels);
+}
+
+Result<json> read_wal_op(Hub& hub, const Params& params, const WireRequest*) {
   PARLEY_CHECK(params.only({"channel_id", "since", "until"}));
   PARLEY_TRY(channel_id, params.text("channel_id"));
   PARLEY_TRY(since, params.optional_integer("since"));
@@ -111,7 +158,8 @@ Result<json> read_wal_op(Hub& hub, const Params& params) {
 
 // Parley's own op: a channel's envelopes with their per-channel sequences,
 // from `from_sequence` (default 1) to `to_sequence` (default: the last).
-Result<json> read_channel_log_op(Hub& hub, const Params& params) {
+Result<json> read_channel_log_op(Hub& hub, const Params& params,
+                                 const WireRequest*) {
   PARLEY_CHECK(params.only({"channel_id", "from_sequence", "to_sequence"}));
   PARLEY_TRY(channel_id, params.text("channel_id"));
   PARLEY_TRY(from, params.optional_integer("from_sequence"));
@@ -133,42 +181,43 @@ const OpTable& ops() {
   static const OpTable table = {
       {"register", register_op},
       {"get_agent",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest* wire) -> Result<json> {
          PARLEY_CHECK(params.only({"name_or_id"}));
          PARLEY_TRY(name_or_id, params.text("name_or_id"));
          PARLEY_TRY(passport, hub.get_agent(name_or_id));
-         return to_json(passport);
+         return to_json(wire ? wire_passport(std::move(passport)) : passport);
        }},
       {"get_resume",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(resume, hub.get_resume(agent_id));
          return to_json(resume);
        }},
       {"get_skill",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          auto skill = hub.get_skill(agent_id);
          return skill ? json(*skill) : json(nullptr);
        }},
       {"get_rule",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(rule, hub.get_rule(agent_id));
          return to_json(rule);
        }},
       {"find_agent_id",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"name"}));
          PARLEY_TRY(name, params.text("name"));
          auto id = hub.find_agent_id(name);
          return id ? json(*id) : json(nullptr);
        }},
       {"names_for",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_ids"}));
          PARLEY_TRY(ids, params.texts("agent_ids"));
          json out = json::object();
@@ -177,7 +226,7 @@ const OpTable& ops() {
        }},
       {"list_agents", list_agents_op},
       {"set_resume",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id", "resume"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(resume_json, params.object("resume"));
@@ -185,14 +234,14 @@ const OpTable& ops() {
          return done(hub.set_resume(agent_id, std::move(resume)));
        }},
       {"set_skill",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id", "skill_md"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(skill_md, params.optional_text("skill_md"));
          return done(hub.set_skill(agent_id, std::move(skill_md)));
        }},
       {"set_rule",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id", "rule"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(rule_json, params.object("rule"));
@@ -200,13 +249,13 @@ const OpTable& ops() {
          return done(hub.set_rule(agent_id, std::move(rule)));
        }},
       {"unregister",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          return done(hub.unregister(agent_id));
        }},
       {"record_observation",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only(
              {"owner_id", "capability", "outcome", "latency_ms", "task_id"}));
          PARLEY_TRY(owner_id, params.text("owner_id"));
@@ -225,26 +274,15 @@ const OpTable& ops() {
        }},
       {"create_channel", create_channel_op},
       {"get_channel",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"channel_id"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(metadata, hub.get_channel(channel_id));
          return to_json(metadata);
        }},
-      {"list_channels",
-       [](Hub& hub, const Params& params) -> Result<json> {
-         PARLEY_CHECK(params.only({"agent_id", "limit"}));
-         PARLEY_TRY(agent_id, params.optional_text("agent_id"));
-         PARLEY_TRY(limit, params.optional_integer("limit"));
-         return list_json(hub.list_channels(
-             agent_id ? std::optional<std::string_view>(*agent_id)
-                      : std::nullopt,
-             std::nullopt,
-             static_cast<std::size_t>(
-                 std::max<std::int64_t>(0, limit.value_or(50)))));
-       }},
+      {"list_channels", list_channels_op},
       {"close_channel",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"channel_id", "reason"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(reason, params.optional_text("reason"));
@@ -255,7 +293,7 @@ const OpTable& ops() {
       {"post_envelope", post_envelope_op},
       {"read_wal", read_wal_op},
       {"find_envelope_by_causation",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"channel_id", "sender_id", "causation_id"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(sender_id, params.text("sender_id"));
@@ -265,7 +303,7 @@ const OpTable& ops() {
          return envelope ? to_json(*envelope) : json(nullptr);
        }},
       {"can_send",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"channel_id", "sender_id", "event_type"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(sender_id, params.text("sender_id"));
@@ -275,7 +313,7 @@ const OpTable& ops() {
              type ? std::optional<std::string_view>(*type) : std::nullopt));
        }},
       {"pending_turns_for",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"agent_id"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          json out = json::array();
@@ -290,7 +328,7 @@ const OpTable& ops() {
          return out;
        }},
       {"report_turn_failure",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(
              params.only({"channel_id", "agent_id", "envelope_id", "error"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
@@ -303,12 +341,12 @@ const OpTable& ops() {
       {"read_channel_log", read_channel_log_op},
       // Parley's own: health (spec §10), the audit log (spec §2.4).
       {"health",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({}));
          return to_json(hub.health());
        }},
       {"read_audit",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({}));
          PARLEY_TRY(records, hub.read_audit());
          json out = json::array();
@@ -316,14 +354,14 @@ const OpTable& ops() {
          return out;
        }},
       {"append_audit",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({"record"}));
          PARLEY_TRY(record, params.object("record"));
          return done(hub.append_audit(record.dump()));
        }},
       // Parley's own: one expectation tick (spec §6.2) at the hub's clock.
       {"tick_expectations",
-       [](Hub& hub, const Params& params) -> Result<json> {
+       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({}));
          PARLEY_TRY(fired, hub.tick_expectations());
          return json{{"fired", fired}};
@@ -344,14 +382,27 @@ const OpTable& all_ops() {
 
 }  // namespace
 
-Result<json> ControlPlane::call(std::string_view op, const json& params) {
+std::vector<std::string> ControlPlane::op_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, op] : all_ops()) names.push_back(name);
+  return names;
+}
+
+Result<json> ControlPlane::call(std::string_view op, const json& params,
+                                const Caller* caller) {
   auto it = all_ops().find(op);
   if (it == all_ops().end()) {
     return protocol_error("unknown control-plane op: '" + std::string(op) +
                           "'");
   }
   if (!params.is_object()) return invalid("params must be a JSON object");
-  return it->second(hub_, Params(params));
+  if (!caller) return it->second(hub_, Params(params), nullptr);
+  WireRequest wire{.agents = caller->bound_agents(), .options = options_};
+  std::ranges::sort(wire.agents);
+  wire.agents.erase(std::ranges::unique(wire.agents).begin(),
+                    wire.agents.end());
+  PARLEY_CHECK(authorize(hub_, wire, op, params));
+  return it->second(hub_, Params(params), &wire);
 }
 
 }  // namespace parley::engine

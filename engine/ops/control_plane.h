@@ -6,27 +6,42 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/error.h"
 #include "engine/hub.h"
+#include "engine/ops/authorization.h"
+#include "engine/ops/caller.h"
 
 namespace parley::engine {
 
 class ControlPlane {
  public:
   // `hub` must outlive the control plane.
-  explicit ControlPlane(Hub& hub) : hub_(hub) {}
+  explicit ControlPlane(Hub& hub, WireOptions options = {})
+      : hub_(hub), options_(options) {}
 
   // Runs `op` with `params` (a JSON object). An unknown op fails with
   // protocol_error "unknown control-plane op: '<op>'"; a missing param,
   // a param of the wrong type or an unexpected param with kInvalid naming
   // it; nothing is written then.
-  Result<nlohmann::json> call(std::string_view op,
-                              const nlohmann::json& params);
+  //
+  // `caller`: null for an in-process caller (parley exec, tests,
+  // embedders), which is not checked. A wire request passes the Caller of
+  // its connection: the op is authorized against the agents bound to it
+  // before the hub runs it (engine/ops/authorization.h), and a denial
+  // writes nothing. The Caller must stay valid for the call.
+  Result<nlohmann::json> call(std::string_view op, const nlohmann::json& params,
+                              const Caller* caller = nullptr);
+
+  // Every op name, sorted.
+  static std::vector<std::string> op_names();
 
  private:
   Hub& hub_;
+  const WireOptions options_;
 };
 
 }  // namespace parley::engine

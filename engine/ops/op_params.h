@@ -16,6 +16,7 @@
 
 #include "engine/error.h"
 #include "engine/hub.h"
+#include "engine/ops/authorization.h"
 
 // Binds `name` to the value of a Result expression, or returns its error.
 #define PARLEY_TRY(name, expression)                                 \
@@ -130,7 +131,10 @@ inline Result<json> done(const Result<void>& result) {
 }
 
 // One op: params in (already checked to be an object), AG2's JSON out.
-using Op = std::function<Result<json>(Hub&, const Params&)>;
+// `wire` is null for in-process calls; for a wire request it is set once
+// authorize() (engine/ops/authorization.h) let the request through, for
+// the ops that behave differently over the wire.
+using Op = std::function<Result<json>(Hub&, const Params&, const WireRequest*)>;
 using OpTable = std::map<std::string, Op, std::less<>>;
 
 }  // namespace parley::engine::op_layer

@@ -1,5 +1,7 @@
 #include "engine/ops/task_ops.h"
 
+#include <limits>
+
 #include "engine/tasks/task_json.h"
 
 namespace parley::engine::op_layer {
@@ -15,45 +17,64 @@ constexpr std::size_t kMaxTaskEventText = 500;
 Result<std::string> task_id_param(const Params& params) {
   PARLEY_TRY(task_id, params.text("task_id"));
   if (!is_valid_task_id(task_id)) {
-    return protocol_error("invalid task_id: '" + task_id + "'");
+    return invalid_task_id(task_id);
   }
   return task_id;
 }
 
-Result<json> get_task_op(Hub& hub, const Params& params) {
+// Over the wire a task the connection may not see is "not found", as an
+// unknown id is.
+Result<json> get_task_op(Hub& hub, const Params& params,
+                         const WireRequest* wire) {
   PARLEY_CHECK(params.only({"task_id"}));
   PARLEY_TRY(task_id, task_id_param(params));
   PARLEY_TRY(task, hub.get_task(task_id));
+  if (wire && !sees_task(hub, *wire, task)) {
+    return not_found("task not found: " + task_id);
+  }
   return to_json(task);
 }
 
-Result<json> list_tasks_op(Hub& hub, const Params& params) {
+// Over the wire: the tasks the connection may see, then `limit`.
+Result<json> list_tasks_op(Hub& hub, const Params& params,
+                           const WireRequest* wire) {
   PARLEY_CHECK(params.only({"agent_id", "channel_id", "state", "limit"}));
   PARLEY_TRY(agent_id, params.optional_text("agent_id"));
   PARLEY_TRY(channel_id, params.optional_text("channel_id"));
   PARLEY_TRY(state, params.optional_text("state"));
-  PARLEY_TRY(limit, params.optional_integer("limit"));
-  return list_json(
-      hub.list_tasks({.owner_id = std::move(agent_id),
-                      .channel_id = std::move(channel_id),
-                      .state = std::move(state),
-                      .limit = static_cast<std::size_t>(
-                          std::max<std::int64_t>(0, limit.value_or(50)))}));
+  PARLEY_TRY(limit_param, params.optional_integer("limit"));
+  const auto limit = static_cast<std::size_t>(
+      std::max<std::int64_t>(0, limit_param.value_or(50)));
+  TaskFilter filter{.owner_id = std::move(agent_id),
+                    .channel_id = std::move(channel_id),
+                    .state = std::move(state),
+                    .limit = limit};
+  if (!wire) return list_json(hub.list_tasks(filter));
+  filter.limit = std::numeric_limits<std::size_t>::max();
+  std::vector<TaskMetadata> visible;
+  for (TaskMetadata& task : hub.list_tasks(filter)) {
+    if (visible.size() >= limit) break;
+    if (sees_task(hub, *wire, task)) visible.push_back(std::move(task));
+  }
+  return list_json(visible);
 }
 
-Result<json> observe_task_op(Hub& hub, const Params& params) {
+Result<json> observe_task_op(Hub& hub, const Params& params,
+                             const WireRequest* wire) {
   PARLEY_CHECK(params.only({"metadata"}));
   PARLEY_TRY(metadata_json, params.object("metadata"));
   if (auto id = metadata_json.find("task_id");
       id != metadata_json.end() && id->is_string() &&
       !is_valid_task_id(id->get<std::string>())) {
-    return protocol_error("invalid task_id: '" + id->get<std::string>() + "'");
+    return invalid_task_id(id->get<std::string>());
   }
   PARLEY_TRY(metadata, task_from_json(metadata_json));
+  if (wire) return done(hub.observe_task(std::move(metadata), wire->agents));
   return done(hub.observe_task(std::move(metadata)));
 }
 
-Result<json> update_task_op(Hub& hub, const Params& params) {
+Result<json> update_task_op(Hub& hub, const Params& params,
+                            const WireRequest* wire) {
   PARLEY_CHECK(
       params.only({"task_id", "state", "progress", "result", "error"}));
   PARLEY_TRY(task_id, task_id_param(params));
@@ -67,12 +88,14 @@ Result<json> update_task_op(Hub& hub, const Params& params) {
     update.result = result->dump();
   }
   update.error = std::move(error);
+  if (wire) return done(hub.update_task(task_id, update, wire->agents));
   return done(hub.update_task(task_id, update));
 }
 
 // Over the wire only the mirror's own failure report is accepted (ADR 0021
 // §2.7): other kinds would forge terminal events.
-Result<json> fire_task_event_op(Hub& hub, const Params& params) {
+Result<json> fire_task_event_op(Hub& hub, const Params& params,
+                                const WireRequest* wire) {
   PARLEY_CHECK(params.only({"task_id", "kind", "payload"}));
   PARLEY_TRY(task_id, task_id_param(params));
   PARLEY_TRY(kind, params.text("kind"));
@@ -99,6 +122,9 @@ Result<json> fire_task_event_op(Hub& hub, const Params& params) {
     return protocol_error(
         "mirror_failed payload needs the reporting agent's owner_id");
   }
+  if (wire) {
+    PARLEY_CHECK(authorize_mirror_failed(hub, *wire, task_id, payload));
+  }
   auto task = hub.get_task(task_id);
   if (task && (task->owner_id != payload["owner_id"] ||
                (payload.contains("channel_id") &&
@@ -111,17 +137,23 @@ Result<json> fire_task_event_op(Hub& hub, const Params& params) {
   return json(nullptr);
 }
 
-Result<json> checkpoint_task_op(Hub& hub, const Params& params) {
+Result<json> checkpoint_task_op(Hub& hub, const Params& params,
+                                const WireRequest* wire) {
   PARLEY_CHECK(params.only({"task_id", "state"}));
   PARLEY_TRY(task_id, task_id_param(params));
   PARLEY_TRY(state, params.object("state"));
+  if (wire) {
+    return done(hub.checkpoint_task(task_id, state.dump(), wire->agents));
+  }
   return done(hub.checkpoint_task(task_id, state.dump()));
 }
 
-Result<json> read_task_checkpoint_op(Hub& hub, const Params& params) {
+Result<json> read_task_checkpoint_op(Hub& hub, const Params& params,
+                                     const WireRequest* wire) {
   PARLEY_CHECK(params.only({"task_id"}));
   PARLEY_TRY(task_id, task_id_param(params));
-  PARLEY_TRY(state, hub.read_task_checkpoint(task_id));
+  PARLEY_TRY(state, wire ? hub.read_task_checkpoint(task_id, wire->agents)
+                         : hub.read_task_checkpoint(task_id));
   return state ? json::parse(*state) : json(nullptr);
 }
 

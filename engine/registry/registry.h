@@ -24,6 +24,9 @@ struct AgentRecord {
   Resume resume;
   Rule rule;
   std::optional<std::string> skill_md;
+  // A remote_agent registered over the wire: the agents of this hub bound
+  // to the registering connection (sorted). Empty for every other agent.
+  std::vector<std::string> owners;
   // Task ids whose observation was counted (spec §8.6; per owner, as
   // ADR 0021 dedups).
   std::set<std::string, std::less<>> observed_tasks;

@@ -36,4 +36,8 @@ bool is_valid_task_id(std::string_view task_id) {
   });
 }
 
+std::unexpected<Error> invalid_task_id(std::string_view task_id) {
+  return protocol_error("invalid task_id: '" + std::string(task_id) + "'");
+}
+
 }  // namespace parley::engine

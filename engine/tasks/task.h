@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/error.h"
 #include "engine/json_text.h"
 
 namespace parley::engine {
@@ -29,6 +30,8 @@ bool is_terminal_task_state(std::string_view state);
 // Task ids become keys and, in AG2, store paths: one path segment matching
 // [A-Za-z0-9][A-Za-z0-9._-]{0,127} (ADR 0021 §2.6).
 bool is_valid_task_id(std::string_view task_id);
+// protocol_error "invalid task_id: '<id>'", the answer to an id that is not.
+std::unexpected<Error> invalid_task_id(std::string_view task_id);
 
 // Hub-driven terminal reasons (spec §8.3).
 inline constexpr std::string_view kTaskTtlExpired = "ttl_expired";

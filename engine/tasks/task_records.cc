@@ -49,6 +49,16 @@ Result<std::string> task_checkpointed_record(std::string_view task_id,
                                body.Union());
 }
 
+std::string checkpoint_writers_claimed_record(
+    std::string_view task_id, std::span<const std::string> writers) {
+  flatbuffers::FlatBufferBuilder builder;
+  auto id = builder.CreateString(task_id);
+  auto names = builder.CreateVectorOfStrings(writers.begin(), writers.end());
+  auto body = schema::CreateCheckpointWritersClaimed(builder, id, names);
+  return schema::finish_record(builder, schema::Body::CheckpointWritersClaimed,
+                               body.Union());
+}
+
 Result<void> apply_task_record(TaskTable& tasks, std::uint64_t log_sequence,
                                std::string_view record) {
   const schema::Record* root = schema::GetRecord(record.data());
@@ -64,6 +74,16 @@ Result<void> apply_task_record(TaskTable& tasks, std::uint64_t log_sequence,
       return undecodable(log_sequence, "a checkpoint that is not an object");
     }
     tasks.set_checkpoint(checkpointed->task_id()->str(), state.dump());
+    return {};
+  }
+  if (const auto* claimed = root->body_as_CheckpointWritersClaimed()) {
+    std::vector<std::string> writers;
+    if (claimed->writers()) {
+      for (const auto* writer : *claimed->writers()) {
+        writers.push_back(writer->str());
+      }
+    }
+    tasks.claim_checkpoint(claimed->task_id()->str(), std::move(writers));
     return {};
   }
   return {};

@@ -1,11 +1,14 @@
-// Log records of tasks (schemas/log.fbs TaskUpdated, TaskCheckpointed) and
-// their fold into a TaskTable. A TaskUpdated record carries the task's
-// whole AG2 TaskMetadata after the change; a TaskCheckpointed record the
-// checkpoint object. Builders fail with kInvalid when user JSON inside
-// cannot be stored (an object key containing NUL); nothing is written then.
+// Log records of tasks (schemas/log.fbs TaskUpdated, TaskCheckpointed,
+// CheckpointWritersClaimed) and their fold into a TaskTable. A TaskUpdated
+// record carries the task's whole AG2 TaskMetadata after the change; a
+// TaskCheckpointed record the checkpoint object; a CheckpointWritersClaimed
+// record the agents that claimed an unobserved task's checkpoint. Builders fail
+// with kInvalid when user JSON inside cannot be stored (an object key
+// containing NUL); nothing is written then.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,8 +23,12 @@ Result<std::string> task_updated_record(const TaskMetadata& task);
 // `state` is a JSON object's text.
 Result<std::string> task_checkpointed_record(std::string_view task_id,
                                              const JsonText& state);
+// `writers` sorted, as they are folded.
+std::string checkpoint_writers_claimed_record(
+    std::string_view task_id, std::span<const std::string> writers);
 
-// Folds a verified TaskUpdated / TaskCheckpointed record (`record` is the
+// Folds a verified TaskUpdated / TaskCheckpointed / CheckpointWritersClaimed
+// record (`record` is the
 // whole Record) into `tasks`. Fails with kStorage naming `log_sequence` when
 // its payload does not decode; other record kinds are ignored.
 Result<void> apply_task_record(TaskTable& tasks, std::uint64_t log_sequence,

@@ -26,6 +26,11 @@ void TaskTable::set_checkpoint(std::string_view task_id, JsonText state) {
   checkpoints_.insert_or_assign(std::string(task_id), std::move(state));
 }
 
+void TaskTable::claim_checkpoint(std::string_view task_id,
+                                 std::vector<std::string> writers) {
+  writers_.try_emplace(std::string(task_id), std::move(writers));
+}
+
 void TaskTable::note_cancel_request(std::string_view task_id,
                                     std::string_view sender_id) {
   auto it = tasks_.find(task_id);
@@ -42,6 +47,12 @@ std::optional<JsonText> TaskTable::checkpoint(std::string_view task_id) const {
   auto it = checkpoints_.find(task_id);
   if (it == checkpoints_.end()) return std::nullopt;
   return it->second;
+}
+
+const std::vector<std::string>* TaskTable::checkpoint_writers(
+    std::string_view task_id) const {
+  auto it = writers_.find(task_id);
+  return it == writers_.end() ? nullptr : &it->second;
 }
 
 std::vector<const TaskEntry*> TaskTable::in_order() const {

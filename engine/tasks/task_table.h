@@ -1,8 +1,10 @@
 // The folded tasks of a hub (spec §8): every observed task's metadata, the
-// checkpoints (spec §7.8) and the peers who asked a live task's owner to
-// cancel it (ADR 0021 §2.5). Pure state: HubState::apply folds TaskUpdated,
-// TaskCheckpointed and ag2.task.cancel_request envelopes into it, on
-// hydrate and live alike.
+// checkpoints (spec §7.8) with the agents that claimed each unobserved
+// task's checkpoint by writing it first over the wire, and the peers who
+// asked a live task's owner to cancel it (the one post a non-participant
+// may make). Pure state: HubState::apply folds TaskUpdated,
+// TaskCheckpointed, CheckpointWritersClaimed and ag2.task.cancel_request
+// envelopes into it, on hydrate and live alike.
 //
 // Thread safety: none; the hub guards it (one writer, shared readers).
 #pragma once
@@ -33,6 +35,10 @@ class TaskTable {
   // carries the task after the change); a new id joins the insertion order.
   void put(TaskMetadata metadata);
   void set_checkpoint(std::string_view task_id, JsonText state);
+  // The first claim of `task_id`'s checkpoint stands; a later one is
+  // ignored (the hub writes at most one).
+  void claim_checkpoint(std::string_view task_id,
+                        std::vector<std::string> writers);
   // A cancel request for `task_id` from `sender_id`; ignored unless the
   // task is known and live.
   void note_cancel_request(std::string_view task_id,
@@ -42,6 +48,10 @@ class TaskTable {
   const TaskEntry* find(std::string_view task_id) const;
   // The last checkpoint written for `task_id` (known task or not).
   std::optional<JsonText> checkpoint(std::string_view task_id) const;
+  // The agents that claimed `task_id`'s checkpoint (sorted), or null when
+  // nobody has.
+  const std::vector<std::string>* checkpoint_writers(
+      std::string_view task_id) const;
   // Tasks in the order they were first observed.
   std::vector<const TaskEntry*> in_order() const;
   // Non-terminal tasks observed under `channel_id`, in observation order.
@@ -57,6 +67,7 @@ class TaskTable {
   // channel id -> task ids observed under it, in observation order.
   std::map<std::string, std::vector<std::string>, std::less<>> by_channel_;
   std::map<std::string, JsonText, std::less<>> checkpoints_;
+  std::map<std::string, std::vector<std::string>, std::less<>> writers_;
 };
 
 }  // namespace parley::engine
