@@ -225,7 +225,7 @@ TEST_CASE("CONSULT-02 the respondent may not speak first") {
 }
 
 TEST_CASE(
-    "CONSULT-03 the initiator may not send twice; the respondent then "
+    "CONSULT-03 the initiator may not send twice, the respondent then "
     "replies") {
   const ConsultingAdapter adapter;
   Channel channel(adapter, metadata_for(adapter, {"alice", "bob"}));
@@ -373,7 +373,7 @@ TEST_CASE(
         "conversation requires exactly one initiator");
 }
 
-TEST_CASE("CONV-01 either side, any number of turns; fold bookkeeping") {
+TEST_CASE("CONV-01 either side, any number of turns, fold bookkeeping") {
   const ConversationAdapter adapter;
   Channel channel(adapter, metadata_for(adapter, {"alice", "bob"}));
   CHECK(channel.state->to_json() ==
@@ -505,7 +505,7 @@ TEST_CASE("DISC-05 a text from an unknown sender leaves the state unchanged") {
 }
 
 TEST_CASE(
-    "DISC-06 six in-order turns never close; out-of-turn still "
+    "DISC-06 six in-order turns never close, out-of-turn still "
     "refused") {
   const DiscussionAdapter adapter;
   Channel channel(adapter, metadata_for(adapter, {"a", "b", "c"}));

@@ -527,7 +527,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a handler that throws is reported; the firing is still logged and the "
+    "a handler that throws is reported, the firing is still logged and the "
     "tick goes on") {
   struct Throwing final : engine::ExpectationHandler {
     std::string_view name() const override { return "explode"; }

@@ -320,7 +320,7 @@ TEST_CASE("CHAN-05 a missing ack times the open out") {
 }
 
 TEST_CASE(
-    "CHAN-06 the creator's error names the handshake; acks and rejects "
+    "CHAN-06 the creator's error names the handshake, acks and rejects "
     "reach nobody") {
   TestHub t;
   const auto alice = t.add_agent("alice");

@@ -286,7 +286,7 @@ TEST_CASE("AUDIT-09 refused posts and unregistration are observed") {
 }
 
 TEST_CASE(
-    "AUDIT-09 limit refusals are observed; an idempotent retry tells "
+    "AUDIT-09 limit refusals are observed, an idempotent retry tells "
     "nothing") {
   Observed o;
   engine::Rule limited;

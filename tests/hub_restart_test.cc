@@ -561,7 +561,7 @@ TEST_CASE("HYD-12 refused sends never reach the WAL") {
 }
 
 TEST_CASE(
-    "HYD-13 WAL order is acceptance order and id order; the terminal "
+    "HYD-13 WAL order is acceptance order and id order, the terminal "
     "envelope is last") {
   TestHub t;
   const auto alice = t.add_agent("alice");

@@ -241,7 +241,7 @@ TEST_CASE("LIM-07 a broadcast is checked against every other participant") {
                ErrorKind::kInboxFull);
 }
 
-TEST_CASE("LIM-07 inbox counters reset at restart; the cap itself survives") {
+TEST_CASE("LIM-07 inbox counters reset at restart, the cap itself survives") {
   Pair p({}, inbox(2));
   REQUIRE(p.t.say(p.channel, p.alice, "one", std::vector{p.bob}).has_value());
   REQUIRE(p.t.say(p.channel, p.alice, "two", std::vector{p.bob}).has_value());
@@ -313,7 +313,7 @@ TEST_CASE("LIM-10 inbox pressure fires once per crossing of the high water") {
   CHECK(listener->events.size() == 2);
 }
 
-TEST_CASE("LIM-10 the default high water is 80 % of the cap; 0 disables") {
+TEST_CASE("LIM-10 the default high water is 80 % of the cap, 0 disables") {
   auto listener = std::make_shared<PressureListener>();
   TestHub t;
   t.set_options([&](engine::HubOptions& options) {
@@ -470,7 +470,7 @@ TEST_CASE("LIM-13 refused posts spend no token") {
 }
 
 TEST_CASE(
-    "LIM-13 changing the rule rebuilds the bucket; per_minute 0 "
+    "LIM-13 changing the rule rebuilds the bucket, per_minute 0 "
     "disables") {
   Pair p(rate(60, 1));
   REQUIRE(p.t.say(p.channel, p.alice, "first").has_value());
@@ -495,7 +495,7 @@ TEST_CASE("LIM-13 one sender's limit does not touch another sender") {
   }
 }
 
-TEST_CASE("LIM-13 the limit survives a restart; the bucket starts full") {
+TEST_CASE("LIM-13 the limit survives a restart, the bucket starts full") {
   Pair p(rate(60, 2));
   REQUIRE(p.t.say(p.channel, p.alice, "1").has_value());
   REQUIRE(p.t.say(p.channel, p.alice, "2").has_value());

@@ -299,7 +299,7 @@ TEST_CASE("ENV-02 priority defaults to normal and is a closed set") {
             .find("priority") != std::string::npos);
 }
 
-TEST_CASE("ENV-04 task_id and depth round-trip; task_id is always encoded") {
+TEST_CASE("ENV-04 task_id and depth round-trip, task_id is always encoded") {
   Json posted = posted_with("task_id", "01932task");
   posted["depth"] = 4;
   auto tagged = envelope_from_json(posted);

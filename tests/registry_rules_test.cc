@@ -429,7 +429,7 @@ TEST_CASE("an unclosed bracket matches a literal bracket") {
   CHECK(glob_match("[!]", "[!]"));
 }
 
-TEST_CASE("matches_any needs one matching pattern; none matches nothing") {
+TEST_CASE("matches_any needs one matching pattern, none matches nothing") {
   const std::vector<std::string> patterns = {"carol", "bot-?"};
   CHECK(matches_any(patterns, "carol"));
   CHECK(matches_any(patterns, "bot-1"));

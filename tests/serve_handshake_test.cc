@@ -310,13 +310,9 @@ TEST_CASE(
   }
 }
 
-// Skipped until ControlPlane::call takes the connection as its Caller
-// (ADR 0021's authorization, built on another branch); then the one call in
-// engine/transport/request_runner.cc passes it and this test runs.
 TEST_CASE(
     "RECON-03 after a re-attach the old connection's requests for the moved "
-    "agent are refused with access_denied" *
-    doctest::skip()) {
+    "agent are refused with access_denied") {
   ServeFixture serve;
   auto v1 = serve.connect();
   const std::string bob = v1->register_agent("bob");

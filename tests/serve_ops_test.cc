@@ -137,7 +137,7 @@ TEST_CASE("all 30 control-plane ops answer over the wire in AG2's shapes") {
       *a, "find_envelope_by_causation",
       {{"channel_id", channel}, {"sender_id", alice}, {"causation_id", "c-1"}});
   CHECK(keys_of(found) == kEnvelopeKeys);
-  CHECK(run(*a, "can_send", {{"channel_id", channel}, {"sender_id", bob}}) ==
+  CHECK(run(*b, "can_send", {{"channel_id", channel}, {"sender_id", bob}}) ==
         true);
   auto turns = run(*b, "pending_turns_for", {{"agent_id", bob}});
   for (const auto& turn : turns) {
@@ -187,7 +187,7 @@ TEST_CASE("all 30 control-plane ops answer over the wire in AG2's shapes") {
   CHECK(keys_of(run(*a, "close_channel",
                     {{"channel_id", channel}, {"reason", "done"}})) ==
         kMetadataKeys);
-  CHECK(run(*a, "unregister", {{"agent_id", bob}}).is_null());
+  CHECK(run(*b, "unregister", {{"agent_id", bob}}).is_null());
   CHECK(ran.size() == 30);
 }
 

@@ -157,7 +157,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "ENV-06 the log keeps audience-limited envelopes whole; views filter "
+    "ENV-06 the log keeps audience-limited envelopes whole, views filter "
     "them") {
   testing::TestHub t;
   const auto alice = t.add_agent("alice");

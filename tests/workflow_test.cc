@@ -294,7 +294,7 @@ TEST_CASE("WF-01 built-in targets") {
 }
 
 TEST_CASE(
-    "WF-05 custom targets extend a registry; registries are "
+    "WF-05 custom targets extend a registry, registries are "
     "isolated") {
   class Fixed final : public TransitionTarget {
    public:
@@ -412,7 +412,7 @@ TEST_CASE("graph_data keeps the knobs graph verbatim, null default included") {
 
 // ---- turns ------------------------------------------------------------------
 
-TEST_CASE("WF-08 round robin via graph; out-of-turn refused") {
+TEST_CASE("WF-08 round robin via graph, out-of-turn refused") {
   Workflow flow({"alice", "bob", "carol"},
                 round_robin({"alice", "bob", "carol"}));
   CHECK(flow.expected() == "alice");
@@ -567,7 +567,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "informational types pass without turns; a terminated workflow "
+    "informational types pass without turns, a terminated workflow "
     "gates nobody") {
   Workflow flow({"alice", "bob"}, round_robin({"alice", "bob"}));
   const auto before = flow.state->to_json();
@@ -621,7 +621,7 @@ TEST_CASE("context.set deletes before it sets") {
   CHECK(flow.context() == json{{"k", 2}});
 }
 
-TEST_CASE("WF-18 context_equals drives routing; list order breaks ties") {
+TEST_CASE("WF-18 context_equals drives routing, list order breaks ties") {
   Workflow flow(
       {"triage", "security", "legal"},
       graph("triage",

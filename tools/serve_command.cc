@@ -27,6 +27,7 @@ struct ServeFlags {
   std::optional<std::string> auth;
   bool allow_unauthenticated = false;
   bool allow_insecure = false;
+  bool allow_remote_agent_registration = false;
   std::optional<std::size_t> max_frame_bytes;
   std::optional<std::size_t> send_queue_frames;
   std::optional<std::size_t> send_queue_bytes;
@@ -83,6 +84,9 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   }
   if (flags.allow_unauthenticated) config.allow_unauthenticated = true;
   if (flags.allow_insecure) config.allow_insecure = true;
+  if (flags.allow_remote_agent_registration) {
+    config.allow_remote_agent_registration = true;
+  }
   auto& c = config.connection;
   if (flags.max_frame_bytes) c.max_frame_bytes = *flags.max_frame_bytes;
   if (flags.send_queue_frames)
@@ -185,6 +189,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "Allow scheme none on a non-loopback address");
   serve->add_flag("--allow-insecure", flags->allow_insecure,
                   "Allow api_key without TLS on a non-loopback address");
+  serve->add_flag("--allow-remote-agent-registration",
+                  flags->allow_remote_agent_registration,
+                  "Let a connection register remote_agent identities, owned "
+                  "by the agents it holds");
   serve->add_option("--max-frame-bytes", flags->max_frame_bytes,
                     "Largest inbound message (default 4194304)");
   serve->add_option("--send-queue-frames", flags->send_queue_frames,

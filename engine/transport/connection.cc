@@ -6,6 +6,7 @@
 #include "engine/clock.h"
 #include "engine/hub.h"
 #include "engine/ids.h"
+#include "engine/ops/authorization.h"
 #include "engine/transport/binding_table.h"
 #include "engine/transport/connection_registry.h"
 #include "engine/transport/frame_codec.h"
@@ -182,10 +183,19 @@ void Connection::handle_receipt(ReceiptFrame receipt) {
   });
 }
 
+engine::Result<std::string> Connection::admit(const HelloFrame& hello) const {
+  engine::Hub& hub = context_.hub;
+  if (auto id = hub.find_agent_id(hello.name)) {
+    auto remote = engine::admit_remote_agent_hello(hub, *this, *id);
+    if (!remote) return std::unexpected(remote.error());
+    if (*remote) return *id;
+  }
+  return hub.authenticate(hello.name, hello.auth_scheme, hello.auth_claim);
+}
+
 void Connection::handle_hello(HelloFrame hello) {
   engine::Hub& hub = context_.hub;
-  auto admitted =
-      hub.authenticate(hello.name, hello.auth_scheme, hello.auth_claim);
+  auto admitted = admit(hello);
   if (!admitted) {
     send(encode_error(engine::wire_code(admitted.error().kind),
                       admitted.error().message));

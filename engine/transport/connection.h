@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/error.h"
 #include "engine/ops/caller.h"
 #include "engine/transport/send_queue.h"
 #include "engine/transport/server_context.h"
@@ -85,7 +86,11 @@ class Connection : public engine::Caller,
   ServerContext& context() { return context_; }
 
  private:
-  void handle_hello(HelloFrame hello);        // on a pool thread
+  void handle_hello(HelloFrame hello);  // on a pool thread
+  // The agent a hello re-attaches: a remote agent on the strength of an
+  // owner this connection holds (never of an auth scheme), any other agent
+  // by proving its claim with the scheme it registered with.
+  engine::Result<std::string> admit(const HelloFrame& hello) const;
   void handle_request(RequestFrame request);  // on the strand
   void handle_receipt(ReceiptFrame receipt);  // on the strand
   // A request is answered (any thread).

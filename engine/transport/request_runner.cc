@@ -49,10 +49,8 @@ void RequestRunner::join() {
 engine::Result<nlohmann::json> call_op(engine::ControlPlane& control_plane,
                                        std::string_view op,
                                        const nlohmann::json& params,
-                                       const engine::Caller& /*caller*/) {
-  // The op layer's per-connection authorization takes `caller` here once
-  // ControlPlane::call accepts it.
-  return control_plane.call(op, params);
+                                       const engine::Caller& caller) {
+  return control_plane.call(op, params, &caller);
 }
 
 }  // namespace parley::transport

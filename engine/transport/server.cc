@@ -208,7 +208,9 @@ engine::Result<std::unique_ptr<Server>> Server::start(
   auto hub = engine::Hub::open(std::move(options));
   if (!hub) return std::unexpected(hub.error());
   s.hub = std::move(*hub);
-  s.control_plane = std::make_unique<engine::ControlPlane>(*s.hub);
+  s.control_plane = std::make_unique<engine::ControlPlane>(
+      *s.hub, engine::WireOptions{.allow_remote_agent_registration =
+                                      config.allow_remote_agent_registration});
   s.bindings = std::make_unique<BindingTable>(*s.hub, s.metrics);
   s.runner = std::make_unique<RequestRunner>(
       *s.control_plane,

@@ -172,6 +172,8 @@ Result<void> read_file(const toml::table& root, const std::string& file,
     PARLEY_CONFIG_CHECK(
         auth.flag("allow_unauthenticated", config.allow_unauthenticated));
     PARLEY_CONFIG_CHECK(auth.flag("allow_insecure", config.allow_insecure));
+    PARLEY_CONFIG_CHECK(auth.flag("allow_remote_agent_registration",
+                                  config.allow_remote_agent_registration));
     auto keys = auth.table("api_keys");
     if (!keys) return std::unexpected(keys.error());
     if (*keys) {
@@ -394,6 +396,8 @@ std::string describe(const ServerConfig& config) {
       << "auth.allow_unauthenticated = " << std::boolalpha
       << config.allow_unauthenticated << '\n'
       << "auth.allow_insecure = " << config.allow_insecure << '\n'
+      << "auth.allow_remote_agent_registration = "
+      << config.allow_remote_agent_registration << '\n'
       << "limits.max_frame_bytes = " << c.max_frame_bytes << '\n'
       << "limits.send_queue_frames = " << c.send_queue.max_frames << '\n'
       << "limits.send_queue_bytes = " << c.send_queue.max_bytes << '\n'

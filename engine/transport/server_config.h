@@ -9,6 +9,7 @@
 //   [tls]      cert = "server.pem"  key = "server.key"
 //   [auth]     schemes = ["none", "api_key"]
 //              allow_unauthenticated = false  allow_insecure = false
+//              allow_remote_agent_registration = false
 //   [auth.api_keys]  alice = "secret"          (agent name = key)
 //   [limits]   max_frame_bytes = 4194304
 //              send_queue_frames = 16384  send_queue_bytes = 33554432
@@ -56,6 +57,9 @@ struct ServerConfig {
   std::map<std::string, std::string, std::less<>> api_keys;  // name -> key
   bool allow_unauthenticated = false;  // "none" on a non-loopback address
   bool allow_insecure = false;         // "api_key" without TLS, non-loopback
+  // Lets a connection register kind "remote_agent" identities, owned by
+  // the agents it holds.
+  bool allow_remote_agent_registration = false;
   ConnectionOptions connection;
   std::size_t io_threads = 2;
   std::size_t request_threads = 16;
