@@ -62,10 +62,10 @@
 #include "engine/adapters/builtin_adapters.h"
 #include "engine/adapters/channel_adapter.h"
 #include "engine/adapters/transition_graph.h"
+#include "engine/base/envelope.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "engine/channels/channel.h"
-#include "engine/envelope.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
 #include "parley/schemas/log_generated.h"
 #include "schemas/record.h"
 
@@ -349,7 +349,7 @@ std::string_view view(const flatbuffers::String* text) {
 }
 
 // What the hub's fold does to a verified envelope record before it calls
-// the adapter (engine/hub_state.cc).
+// the adapter (engine/state/hub_state.cc).
 inline engine::EnvelopeView decode(std::string_view record) {
   const schema::Record* root = schema::GetRecord(record.data());
   const schema::Envelope* envelope = root->body_as_Envelope();

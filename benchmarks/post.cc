@@ -55,12 +55,12 @@
 #include <vector>
 
 #include "benchmarks/bench_support.h"
-#include "engine/envelope.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
-#include "engine/hub.h"
-#include "engine/ids.h"
-#include "engine/log_records.h"
+#include "engine/base/envelope.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/base/ids.h"
+#include "engine/hub/hub.h"
+#include "engine/records/log_records.h"
 #include "log/log_store.h"
 #include "log/rocksdb_log_store.h"
 

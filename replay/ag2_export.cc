@@ -5,8 +5,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/log_records.h"
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
+#include "engine/records/log_records.h"
 #include "replay/ag2_tasks.h"
 #include "replay/audit_trail.h"
 #include "replay/folded_store.h"

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/ops/json_input.h"
+#include "engine/base/json_input.h"
 
 namespace parley::replay {
 

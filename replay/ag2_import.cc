@@ -8,14 +8,14 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "engine/clock.h"
-#include "engine/flex_json.h"
-#include "engine/idempotency.h"
-#include "engine/ids.h"
-#include "engine/input_limits.h"
-#include "engine/log_records.h"
-#include "engine/ops/json_input.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/clock.h"
+#include "engine/base/flex_json.h"
+#include "engine/base/idempotency.h"
+#include "engine/base/ids.h"
+#include "engine/base/input_limits.h"
+#include "engine/base/json_input.h"
+#include "engine/json/records_json.h"
+#include "engine/records/log_records.h"
 #include "replay/ag2_files.h"
 #include "replay/ag2_tasks.h"
 #include "replay/folded_store.h"

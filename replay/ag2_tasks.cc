@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/flex_json.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/flex_json.h"
+#include "engine/json/records_json.h"
 #include "replay/ag2_files.h"
 #include "schemas/record_builder.h"
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/flex_json.h"
+#include "engine/base/flex_json.h"
 #include "parley/schemas/log_generated.h"
 
 namespace parley::replay {

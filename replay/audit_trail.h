@@ -5,7 +5,7 @@
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "log/log_store.h"
 
 namespace parley::replay {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "engine/log_records.h"
+#include "engine/records/log_records.h"
 #include "parley/schemas/log_generated.h"
 #include "replay/folded_store.h"
 

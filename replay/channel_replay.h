@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "engine/adapters/adapter_registry.h"
-#include "engine/envelope.h"
-#include "engine/error.h"
-#include "engine/hub_state.h"
+#include "engine/base/envelope.h"
+#include "engine/base/error.h"
+#include "engine/state/hub_state.h"
 #include "log/log_store.h"
 
 namespace parley::replay {

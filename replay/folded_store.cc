@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "engine/adapters/builtin_adapters.h"
-#include "engine/log_prefetcher.h"
+#include "engine/state/log_prefetcher.h"
 
 namespace parley::replay {
 

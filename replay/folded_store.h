@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "engine/adapters/adapter_registry.h"
-#include "engine/error.h"
-#include "engine/hub_state.h"
+#include "engine/base/error.h"
+#include "engine/state/hub_state.h"
 #include "log/log_store.h"
 
 namespace parley::replay {

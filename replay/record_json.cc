@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/flex_json.h"
-#include "engine/log_records.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/flex_json.h"
+#include "engine/json/records_json.h"
+#include "engine/records/log_records.h"
 #include "parley/schemas/log_generated.h"
 
 namespace parley::replay {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 
 namespace parley::replay {
 

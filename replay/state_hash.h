@@ -26,7 +26,7 @@
 #include <string_view>
 
 #include "engine/channels/channel_table.h"
-#include "engine/hub_state.h"
+#include "engine/state/hub_state.h"
 
 namespace parley::replay {
 

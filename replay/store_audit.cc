@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/hub.h"
-#include "engine/idempotency.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/idempotency.h"
+#include "engine/hub/hub.h"
+#include "engine/json/records_json.h"
 #include "log/memory_log_store.h"
 #include "parley/schemas/log_generated.h"
 #include "replay/folded_store.h"

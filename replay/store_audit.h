@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "log/log_store.h"
 
 namespace parley::replay {

@@ -10,10 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/idempotency.h"
-#include "engine/log_records.h"
-#include "engine/ops/records_json.h"
-#include "engine/ops/script_runner.h"
+#include "engine/base/idempotency.h"
+#include "engine/json/records_json.h"
+#include "engine/records/log_records.h"
 #include "log/rocksdb_log_store.h"
 #include "replay/ag2_export.h"
 #include "replay/ag2_import.h"
@@ -21,6 +20,7 @@
 #include "replay/state_hash.h"
 #include "replay/store_audit.h"
 #include "tests/test_support.h"
+#include "tools/script_runner.h"
 
 namespace parley {
 namespace {

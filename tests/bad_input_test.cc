@@ -6,10 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/input_limits.h"
-#include "engine/ops/script_runner.h"
+#include "engine/base/input_limits.h"
 #include "log/memory_log_store.h"
 #include "tests/test_support.h"
+#include "tools/script_runner.h"
 
 namespace parley {
 namespace {

@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/clock.h"
-#include "engine/ids.h"
+#include "engine/base/clock.h"
+#include "engine/base/ids.h"
 
 namespace parley::engine {
 namespace {

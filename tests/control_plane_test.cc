@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/ids.h"
-#include "engine/input_limits.h"
+#include "engine/base/error.h"
+#include "engine/base/ids.h"
+#include "engine/base/input_limits.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {

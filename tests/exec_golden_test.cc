@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "engine/ops/script_runner.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/test_support.h"
+#include "tools/script_runner.h"
 
 namespace parley {
 namespace {

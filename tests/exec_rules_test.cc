@@ -1,10 +1,10 @@
 // Rules, idempotent posts, the audit log and health through `parley exec`
-// scripts (engine/ops/script_runner.h), with a restart in the middle.
+// scripts (tools/script_runner.h), with a restart in the middle.
 #include <doctest/doctest.h>
 
-#include "engine/ops/script_runner.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/test_support.h"
+#include "tools/script_runner.h"
 
 namespace parley {
 namespace {

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/adapters/discussion.h"
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "engine/expectations/builtin_evaluators.h"
-#include "engine/flex_json.h"
 
 namespace parley {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <atomic>
 
-#include "engine/flex_json.h"
-#include "engine/hub.h"
+#include "engine/base/flex_json.h"
+#include "engine/hub/hub.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/hub_fixture.h"
 #include "tests/test_support.h"

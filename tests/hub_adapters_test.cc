@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {

@@ -2,8 +2,8 @@
 // cursors and the causation index, across restarts.
 #include <doctest/doctest.h>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
-#include "engine/invite_reply.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/ops/invite_reply.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {

@@ -3,7 +3,7 @@
 // capacity.
 #include <doctest/doctest.h>
 
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {

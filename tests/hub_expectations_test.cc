@@ -10,12 +10,12 @@
 #include <thread>
 
 #include "engine/adapters/builtin_adapters.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
-#include "engine/ops/script_runner.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "log/memory_log_store.h"
 #include "tests/expectation_support.h"
 #include "tests/hub_fixture.h"
+#include "tools/script_runner.h"
 
 namespace parley {
 namespace {

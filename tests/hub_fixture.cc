@@ -4,9 +4,9 @@
 
 #include <thread>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
-#include "engine/invite_reply.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/ops/invite_reply.h"
 #include "log/rocksdb_log_store.h"
 
 namespace parley::testing {

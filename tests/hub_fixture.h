@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/clock.h"
-#include "engine/hub.h"
+#include "engine/base/clock.h"
+#include "engine/hub/hub.h"
 #include "engine/ops/control_plane.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/test_support.h"

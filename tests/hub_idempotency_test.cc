@@ -5,8 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {

@@ -15,10 +15,10 @@
 #include <thread>
 
 #include "engine/adapters/channel_adapter.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
-#include "engine/ids.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/base/ids.h"
+#include "engine/json/records_json.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/hub_fixture.h"
 #include "tests/test_support.h"

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "log/memory_log_store.h"
 #include "tests/hub_fixture.h"
 

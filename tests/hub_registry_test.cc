@@ -15,10 +15,10 @@
 #include <set>
 #include <thread>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
-#include "engine/ids.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/base/ids.h"
+#include "engine/json/records_json.h"
 #include "parley/schemas/log_generated.h"
 #include "tests/hub_fixture.h"
 

@@ -6,8 +6,8 @@
 
 #include <chrono>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "tests/hub_fixture.h"
 
 namespace parley {

@@ -5,11 +5,11 @@
 
 #include <chrono>
 
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
-#include "engine/hub_state.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/records/task_records.h"
+#include "engine/state/hub_state.h"
 #include "engine/tasks/task_access.h"
-#include "engine/tasks/task_records.h"
 #include "parley/schemas/log_generated.h"
 #include "schemas/record_builder.h"
 #include "tests/hub_fixture.h"

@@ -18,8 +18,8 @@
 #include <set>
 #include <sstream>
 
-#include "engine/flex_json.h"
-#include "engine/hub.h"
+#include "engine/base/flex_json.h"
+#include "engine/hub/hub.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/test_support.h"
 

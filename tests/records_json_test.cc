@@ -1,7 +1,7 @@
-// JSON codecs of AG2's records (engine/ops/records_json.h). Golden strings
+// JSON codecs of AG2's records (engine/json/records_json.h). Golden strings
 // are copied from spec/golden (AG2's own outputs) and compared byte for byte
 // through dump_python.
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/flex_json.h"
+#include "engine/base/flex_json.h"
 
 namespace parley::engine {
 namespace {

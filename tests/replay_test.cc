@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 #include "log/rocksdb_log_store.h"
 #include "replay/channel_replay.h"
 #include "replay/folded_store.h"

@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include "engine/hub.h"
+#include "engine/hub/hub.h"
 #include "log/log_store.h"
 #include "tests/serve_fixture.h"
 

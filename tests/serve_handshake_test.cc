@@ -7,9 +7,9 @@
 
 #include <thread>
 
-#include "engine/clock.h"
-#include "engine/hub.h"
-#include "engine/ids.h"
+#include "engine/base/clock.h"
+#include "engine/base/ids.h"
+#include "engine/hub/hub.h"
 #include "tests/serve_fixture.h"
 
 namespace parley {

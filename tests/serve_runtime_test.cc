@@ -10,7 +10,7 @@
 #include <boost/beast/http.hpp>
 #include <thread>
 
-#include "engine/hub.h"
+#include "engine/hub/hub.h"
 #include "tests/serve_fixture.h"
 
 namespace parley {

@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/ops/script_runner.h"
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/hub_fixture.h"
 #include "tests/test_support.h"
+#include "tools/script_runner.h"
 
 namespace parley {
 namespace {

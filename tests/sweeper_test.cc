@@ -1,8 +1,8 @@
-// The background sweeper (engine/sweeper.h): EXP-14 (expectations fire
+// The background sweeper (engine/hub/sweeper.h): EXP-14 (expectations fire
 // without a manual tick), LIM-14 (custom periodic workers), TTL expiry, and
 // failure isolation between workers. These run on the real steady clock;
 // the hub's own clock stays the manual one.
-#include "engine/sweeper.h"
+#include "engine/hub/sweeper.h"
 
 #include <doctest/doctest.h>
 

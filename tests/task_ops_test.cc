@@ -6,13 +6,13 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/ops/script_runner.h"
+#include "engine/json/task_json.h"
 #include "engine/tasks/task.h"
-#include "engine/tasks/task_json.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/hub_fixture.h"
 #include "tests/task_test_support.h"
 #include "tests/test_support.h"
+#include "tools/script_runner.h"
 
 namespace parley {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/hub_listener.h"
+#include "engine/hub/hub_listener.h"
 #include "tests/hub_fixture.h"
 
 namespace parley::testing {

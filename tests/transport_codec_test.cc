@@ -3,8 +3,8 @@
 
 #include <variant>
 
-#include "engine/flex_json.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/flex_json.h"
+#include "engine/json/records_json.h"
 #include "engine/transport/frame_codec.h"
 #include "engine/transport/wire_order.h"
 

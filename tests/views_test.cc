@@ -16,8 +16,8 @@
 #include "engine/adapters/discussion.h"
 #include "engine/adapters/transition_graph.h"
 #include "engine/adapters/workflow.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "engine/views/view.h"
 #include "tests/hub_fixture.h"
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/adapters/transition_graph.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 #include "tests/test_support.h"
 
 namespace parley::engine {

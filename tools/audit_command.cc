@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 #include "log/rocksdb_log_store.h"
 #include "replay/audit_trail.h"
 #include "replay/state_hash.h"

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/adapters/channel_adapter.h"
-#include "engine/flex_json.h"
-#include "engine/ops/records_json.h"
+#include "engine/base/flex_json.h"
+#include "engine/json/records_json.h"
 #include "tools/cli_output.h"
 
 namespace parley::tools {

@@ -7,7 +7,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "engine/envelope.h"
+#include "engine/base/envelope.h"
 #include "engine/registry/registry.h"
 
 namespace parley::tools {

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "engine/ops/script_runner.h"
 #include "log/rocksdb_log_store.h"
 #include "tools/exit_codes.h"
+#include "tools/script_runner.h"
 
 namespace parley::tools {
 namespace {

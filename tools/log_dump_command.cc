@@ -4,7 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 #include "replay/record_json.h"
 #include "tools/cli_output.h"
 #include "tools/exit_codes.h"

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "engine/log_records.h"
+#include "engine/records/log_records.h"
 #include "parley/schemas/log_generated.h"
 #include "tools/cli_output.h"
 #include "tools/envelope_output.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "log/log_store.h"
 #include "replay/folded_store.h"
 

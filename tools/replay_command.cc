@@ -4,7 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 #include "replay/channel_replay.h"
 #include "replay/state_hash.h"
 #include "tools/cli_output.h"

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "engine/log_records.h"
+#include "engine/records/log_records.h"
 #include "engine/views/view.h"
 #include "tools/cli_output.h"
 #include "tools/exit_codes.h"

@@ -3,7 +3,7 @@
 #include <array>
 
 #include "engine/adapters/flex_fields.h"
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
 
 namespace parley::engine {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "engine/base/envelope.h"
+#include "engine/base/error.h"
 #include "engine/channels/channel.h"
-#include "engine/envelope.h"
-#include "engine/error.h"
 #include "engine/views/view_policy.h"
 
 namespace parley::engine {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "engine/adapters/python_repr.h"
 #include "engine/adapters/state_fields.h"
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
+#include "engine/base/python_repr.h"
 
 namespace parley::engine {
 

@@ -13,8 +13,8 @@
 #include "engine/adapters/flex_fields.h"
 #include "engine/adapters/transition_graph.h"
 #include "engine/adapters/workflow.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
 
 namespace parley::engine {
 

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/adapters/python_repr.h"
 #include "engine/adapters/workflow.h"
+#include "engine/base/python_repr.h"
 
 namespace parley::engine {
 

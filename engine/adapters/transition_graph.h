@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/envelope.h"
-#include "engine/error.h"
-#include "engine/json_text.h"
+#include "engine/base/envelope.h"
+#include "engine/base/error.h"
+#include "engine/base/json_text.h"
 
 namespace parley::engine {
 

@@ -9,10 +9,10 @@
 
 #include "engine/adapters/discussion.h"
 #include "engine/adapters/flex_fields.h"
-#include "engine/adapters/python_repr.h"
 #include "engine/adapters/state_fields.h"
-#include "engine/event_types.h"
-#include "engine/flex_json.h"
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/base/python_repr.h"
 
 namespace parley::engine {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/json_text.h"
+#include "engine/base/json_text.h"
 
 namespace parley::engine {
 

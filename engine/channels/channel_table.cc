@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
 
 namespace parley::engine {
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "engine/adapters/channel_adapter.h"
+#include "engine/base/envelope.h"
 #include "engine/channels/channel.h"
-#include "engine/envelope.h"
 
 namespace parley::engine {
 

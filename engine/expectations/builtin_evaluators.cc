@@ -4,7 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
 
 namespace parley::engine {
 

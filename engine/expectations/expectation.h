@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "engine/adapters/channel_adapter.h"
+#include "engine/base/clock.h"
+#include "engine/base/envelope.h"
+#include "engine/base/json_text.h"
 #include "engine/channels/channel.h"
-#include "engine/clock.h"
-#include "engine/envelope.h"
-#include "engine/json_text.h"
 
 namespace parley::engine {
 

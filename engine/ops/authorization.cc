@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/adapters/python_repr.h"
-#include "engine/event_types.h"
+#include "engine/base/event_types.h"
+#include "engine/base/python_repr.h"
 #include "engine/ops/op_params.h"
 #include "engine/tasks/task.h"
 

@@ -33,8 +33,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/hub.h"
+#include "engine/base/error.h"
+#include "engine/hub/hub.h"
 #include "engine/ops/caller.h"
 
 namespace parley::engine {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "engine/json/records_json.h"
 #include "engine/ops/op_params.h"
-#include "engine/ops/records_json.h"
 #include "engine/ops/task_ops.h"
 
 namespace parley::engine {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/hub.h"
+#include "engine/base/error.h"
+#include "engine/hub/hub.h"
 #include "engine/ops/authorization.h"
 #include "engine/ops/caller.h"
 

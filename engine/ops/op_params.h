@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/hub.h"
+#include "engine/base/error.h"
+#include "engine/hub/hub.h"
 #include "engine/ops/authorization.h"
 
 // Binds `name` to the value of a Result expression, or returns its error.

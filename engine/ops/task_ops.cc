@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "engine/tasks/task_json.h"
+#include "engine/json/task_json.h"
 
 namespace parley::engine::op_layer {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "engine/registry/identity.h"
 
 namespace parley::engine {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/utf8.h"
+#include "engine/base/utf8.h"
 
 namespace parley::engine {
 namespace {

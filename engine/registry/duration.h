@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "engine/registry/identity.h"
 
 namespace parley::engine {

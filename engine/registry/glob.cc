@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/utf8.h"
+#include "engine/base/utf8.h"
 
 namespace parley::engine {
 namespace {

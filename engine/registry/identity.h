@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/json_text.h"
+#include "engine/base/json_text.h"
 
 namespace parley::engine {
 

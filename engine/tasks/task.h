@@ -1,5 +1,5 @@
 // AG2's task record (spec §8.2): a task an agent owns and the hub observes.
-// JSON-valued fields are kept as JSON text; engine/tasks/task_json.h reads
+// JSON-valued fields are kept as JSON text; engine/json/task_json.h reads
 // and writes AG2's JSON shape.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "engine/error.h"
-#include "engine/json_text.h"
+#include "engine/base/error.h"
+#include "engine/base/json_text.h"
 
 namespace parley::engine {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/adapters/python_repr.h"
+#include "engine/base/python_repr.h"
 
 namespace parley::engine {
 

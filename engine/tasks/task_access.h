@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "engine/tasks/task_table.h"
 
 namespace parley::engine {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/json_text.h"
+#include "engine/base/json_text.h"
 #include "engine/tasks/task.h"
 
 namespace parley::engine {

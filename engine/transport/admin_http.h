@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 
 namespace parley::transport {
 

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "engine/hub.h"
+#include "engine/hub/hub.h"
 #include "engine/transport/connection.h"
 #include "engine/transport/frame_codec.h"
 #include "engine/transport/metrics.h"

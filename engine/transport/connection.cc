@@ -3,9 +3,9 @@
 #include <iostream>
 #include <variant>
 
-#include "engine/clock.h"
-#include "engine/hub.h"
-#include "engine/ids.h"
+#include "engine/base/clock.h"
+#include "engine/base/ids.h"
+#include "engine/hub/hub.h"
 #include "engine/ops/authorization.h"
 #include "engine/transport/binding_table.h"
 #include "engine/transport/connection_registry.h"

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "engine/ops/caller.h"
 #include "engine/transport/send_queue.h"
 #include "engine/transport/server_context.h"

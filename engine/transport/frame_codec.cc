@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 
 namespace parley::transport {
 namespace {

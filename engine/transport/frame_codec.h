@@ -30,7 +30,7 @@
 #include <string_view>
 #include <variant>
 
-#include "engine/envelope.h"
+#include "engine/base/envelope.h"
 
 namespace parley::transport {
 

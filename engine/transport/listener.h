@@ -9,7 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <memory>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 
 namespace boost::asio::ssl {
 class context;

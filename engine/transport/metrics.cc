@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "engine/hub_health.h"
+#include "engine/hub/hub_health.h"
 
 namespace parley::transport {
 namespace {

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 
 namespace parley::engine {
 class Caller;

@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "engine/hub.h"
-#include "engine/hub_health.h"
+#include "engine/hub/hub.h"
+#include "engine/hub/hub_health.h"
+#include "engine/hub/sweeper.h"
 #include "engine/ops/control_plane.h"
 #include "engine/registry/auth.h"
-#include "engine/sweeper.h"
 #include "engine/transport/admin_http.h"
 #include "engine/transport/binding_table.h"
 #include "engine/transport/connection.h"

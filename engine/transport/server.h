@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "engine/transport/server_config.h"
 
 namespace parley::log {

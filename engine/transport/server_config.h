@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 #include "engine/transport/server_context.h"
 
 namespace parley::transport {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 
 namespace boost::asio::ssl {
 class context;

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "engine/ops/records_json.h"
+#include "engine/json/records_json.h"
 
 namespace parley::transport {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/adapters/channel_adapter.h"
-#include "engine/envelope.h"
+#include "engine/base/envelope.h"
 #include "engine/views/view_policy.h"
 #include "engine/views/visibility.h"
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-#include "engine/error.h"
+#include "engine/base/error.h"
 
 namespace parley::engine {
 

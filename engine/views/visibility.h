@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "engine/envelope.h"
+#include "engine/base/envelope.h"
 
 namespace parley::engine {
 
