@@ -8,6 +8,11 @@
 //   post_async_1    one poster thread, Durability::kAsync (no fsync: what
 //                   the pipeline costs without the sync)
 //   post_async_32t  32 poster threads, kAsync
+//   post_pipelined_256_sync    one thread keeps 256 posts in flight through
+//                   the completion-style Hub::post_envelope(envelope, done)
+//                   (what `parley serve` uses), round robin over 32
+//                   channels, kSync; latency is submit to completion
+//   post_pipelined_256_nosync  the same, kAsync
 //   log_ceiling_32  no hub: one thread appends the records 32 posters
 //                   write, 32 per batch (one per channel), kSync, straight
 //                   to a fresh RocksDB LogStore. 32 posters that each wait
@@ -38,6 +43,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -46,6 +52,7 @@
 #include <latch>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -74,14 +81,19 @@ using nlohmann::json;
 constexpr unsigned kConcurrentPosters = 32;
 constexpr std::size_t kDistinctTexts = 64;
 
-const std::vector<std::string> kScenarios = {"post_sync_1", "post_sync_32t",
-                                             "post_async_1", "post_async_32t",
-                                             "log_ceiling_32"};
+constexpr std::size_t kPipelineDepth = 256;
+
+const std::vector<std::string> kScenarios = {
+    "post_sync_1",    "post_sync_32t",           "post_async_1",
+    "post_async_32t", "post_pipelined_256_sync", "post_pipelined_256_nosync",
+    "log_ceiling_32"};
 const std::map<std::string, std::uint64_t> kDefaultOps = {
     {"post_sync_1", 20'000},
     {"post_sync_32t", 200'000},
     {"post_async_1", 200'000},
     {"post_async_32t", 200'000},
+    {"post_pipelined_256_sync", 400'000},
+    {"post_pipelined_256_nosync", 400'000},
     {"log_ceiling_32", 200'000}};
 // Posts/s the durable scenarios must reach.
 const std::map<std::string, double> kTargets = {{"post_sync_1", 4e3},
@@ -267,6 +279,53 @@ Run run_posters(BenchHub& bench, std::uint64_t ops) {
   return run;
 }
 
+// One thread keeps kPipelineDepth posts in flight through the
+// completion-style post_envelope, post i on channel i % channels with the
+// channel's senders alternating; the committer keeps each channel's posts
+// in submission order.
+Run run_pipelined(BenchHub& bench, std::uint64_t ops) {
+  const auto& channels = bench.channels();
+  const std::vector<engine::FlexBytes> texts = text_pool();
+  std::mutex mutex;
+  std::condition_variable room;
+  std::size_t in_flight = 0;             // guarded by mutex
+  std::optional<engine::Error> failure;  // guarded by mutex
+  std::vector<Clock::duration> latencies(ops);
+  const double cpu_start = process_cpu_seconds();
+  const Clock::time_point begin = Clock::now();
+  for (std::uint64_t i = 0; i < ops; ++i) {
+    {
+      std::unique_lock lock(mutex);
+      room.wait(lock, [&] { return in_flight < kPipelineDepth || failure; });
+      if (failure) break;
+      ++in_flight;
+    }
+    const BenchHub::Channel& channel = channels[i % channels.size()];
+    engine::Envelope envelope;
+    envelope.channel_id = channel.id;
+    envelope.sender_id = channel.participants[(i / channels.size()) % 2];
+    envelope.event_type = std::string(ev::kText);
+    envelope.event_data = texts[i % texts.size()];
+    const Clock::time_point start = Clock::now();
+    bench.hub().post_envelope(
+        std::move(envelope), [&, i, start](engine::Result<std::string> posted) {
+          latencies[i] = Clock::now() - start;
+          std::lock_guard lock(mutex);
+          if (!posted && !failure) failure = posted.error();
+          --in_flight;
+          room.notify_one();
+        });
+  }
+  {
+    std::unique_lock lock(mutex);
+    room.wait(lock, [&] { return in_flight == 0; });
+    if (failure) throw BenchmarkError("post_envelope: " + failure->message);
+  }
+  return {.seconds = seconds_since(begin),
+          .cpu_seconds = process_cpu_seconds() - cpu_start,
+          .latencies = std::move(latencies)};
+}
+
 // Every channel folded exactly its texts; every text was delivered once.
 void check_hub(BenchHub& bench, std::uint64_t ops) {
   const auto& channels = bench.channels();
@@ -351,13 +410,16 @@ Measurement run_log_ceiling(std::uint64_t ops, const fs::path& base) {
 Measurement run_scenario(const std::string& name, std::uint64_t ops,
                          const fs::path& base) {
   if (name == "log_ceiling_32") return run_log_ceiling(ops, base);
-  const bool sync = name.starts_with("post_sync");
-  const unsigned posters = name.ends_with("_32t") ? kConcurrentPosters : 1;
+  const bool pipelined = name.starts_with("post_pipelined");
+  const bool sync =
+      name.starts_with("post_sync") || (pipelined && name.ends_with("_sync"));
+  const unsigned posters =
+      name.ends_with("_32t") || pipelined ? kConcurrentPosters : 1;
   ::sync();  // no writeback left over from earlier work slows the fsyncs
   BenchHub bench(base, sync ? log::Durability::kSync : log::Durability::kAsync,
                  posters);
   const double load = load_average().value_or(-1);
-  Run run = run_posters(bench, ops);
+  Run run = pipelined ? run_pipelined(bench, ops) : run_posters(bench, ops);
   check_hub(bench, ops);
   bench.close();
   std::sort(run.latencies.begin(), run.latencies.end());
@@ -375,7 +437,8 @@ Measurement run_scenario(const std::string& name, std::uint64_t ops,
                                      : json_number(target->second, "%.0f") +
                                            "/s " + (met ? "met" : "MISSED"));
   m.extra = {
-      {"posters", std::to_string(posters)},
+      {"posters", pipelined ? "1" : std::to_string(posters)},
+      {"in_flight", std::to_string(pipelined ? kPipelineDepth : posters)},
       {"load_average", json_number(load, "%.2f")},
       {"target_ops_per_sec",
        target == kTargets.end() ? "null" : json_number(target->second, "%.0f")},

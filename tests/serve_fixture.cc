@@ -24,8 +24,6 @@ ServeFixture::ServeFixture(
   config.listen = {"127.0.0.1", 0};
   config.ttl_sweep_interval = std::chrono::milliseconds(0);
   config.expectation_sweep_interval = std::chrono::milliseconds(0);
-  config.request_threads = 8;
-  config.create_channel_threads = 4;
   config.invite_ack_timeout = std::chrono::seconds(10);
   config.drain_timeout = std::chrono::seconds(5);
   if (customize) customize(config);

@@ -34,8 +34,6 @@ struct ServeFlags {
   std::optional<double> ping_interval;
   std::optional<double> ping_timeout;
   std::optional<std::size_t> io_threads;
-  std::optional<std::size_t> request_threads;
-  std::optional<std::size_t> create_channel_threads;
   std::optional<double> ttl_sweep_interval;
   std::optional<double> expectation_sweep_interval;
   std::optional<double> invite_ack_timeout;
@@ -95,10 +93,6 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   if (flags.ping_interval) c.ping_interval = seconds(*flags.ping_interval);
   if (flags.ping_timeout) c.ping_timeout = seconds(*flags.ping_timeout);
   if (flags.io_threads) config.io_threads = *flags.io_threads;
-  if (flags.request_threads) config.request_threads = *flags.request_threads;
-  if (flags.create_channel_threads) {
-    config.create_channel_threads = *flags.create_channel_threads;
-  }
   if (flags.ttl_sweep_interval) {
     config.ttl_sweep_interval = seconds(*flags.ttl_sweep_interval);
   }
@@ -205,10 +199,6 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "Seconds to wait for a pong (default 20)");
   serve->add_option("--io-threads", flags->io_threads,
                     "Threads running the sockets (default 2)");
-  serve->add_option("--request-threads", flags->request_threads,
-                    "Threads running requests (default 16)");
-  serve->add_option("--create-channel-threads", flags->create_channel_threads,
-                    "Threads running create_channel (default 8)");
   serve->add_option("--ttl-sweep-interval", flags->ttl_sweep_interval,
                     "Seconds between TTL sweeps (default 30; 0: off)");
   serve->add_option("--expectation-sweep-interval",

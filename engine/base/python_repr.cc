@@ -4,14 +4,23 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "engine/base/utf8.h"
+
 namespace parley::engine {
 
 namespace {
 
-void append_hex_escape(std::string& out, unsigned value) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "\\x%02x", value);
-  out += buffer;
+// Whether Python's `repr` escapes `cp`: exact for U+0000..U+00FF, the
+// Unicode separators and the common format characters; other code points
+// are printed as they are.
+bool repr_escapes(char32_t cp) {
+  if (cp < 0x20 || (cp >= 0x7f && cp <= 0xa0) || cp == 0xad) return true;
+  if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200f) ||
+      (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x2064) ||
+      cp == 0x3000 || cp == 0xfeff) {
+    return true;
+  }
+  return cp >= 0xd800 && cp <= 0xdfff;
 }
 
 void append_repr(std::string& out, std::string_view text) {
@@ -19,32 +28,25 @@ void append_repr(std::string& out, std::string_view text) {
   const bool has_double = text.find('"') != std::string_view::npos;
   const char quote = has_single && !has_double ? '"' : '\'';
   out += quote;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte == '\\') {
-      out += "\\\\";
-    } else if (byte == static_cast<unsigned char>(quote)) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t start = i;
+    const char32_t cp = next_code_point(text, i);
+    if (cp == '\\' || cp == static_cast<char32_t>(quote)) {
       out += '\\';
-      out += quote;
-    } else if (byte == '\n') {
-      out += "\\n";
-    } else if (byte == '\r') {
-      out += "\\r";
-    } else if (byte == '\t') {
+      out += static_cast<char>(cp);
+    } else if (cp == '\t') {
       out += "\\t";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      append_hex_escape(out, byte);
-    } else if (byte == 0xc2 && i + 1 < text.size()) {
-      // U+0080..U+00A0 and U+00AD are not printable for Python.
-      const auto next = static_cast<unsigned char>(text[i + 1]);
-      if (next <= 0xa0 || next == 0xad) {
-        append_hex_escape(out, next);
-        ++i;
-      } else {
-        out += static_cast<char>(byte);
-      }
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (repr_escapes(cp)) {
+      char buffer[12];
+      std::snprintf(buffer, sizeof buffer, cp <= 0xff ? "\\x%02x" : "\\u%04x",
+                    static_cast<unsigned>(cp));
+      out += buffer;
     } else {
-      out += static_cast<char>(byte);
+      out += text.substr(start, i - start);
     }
   }
   out += quote;
@@ -118,6 +120,19 @@ std::string python_repr_json(const nlohmann::json& value) {
   std::string out;
   append_repr(out, value);
   return out;
+}
+
+std::string single_quoted(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '\'';
+  out += text;
+  out += '\'';
+  return out;
+}
+
+std::string channel_label(std::string_view channel_id) {
+  return "channel " + single_quoted(channel_id);
 }
 
 std::string python_repr_list(std::span<const std::string> texts) {

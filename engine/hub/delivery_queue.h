@@ -5,12 +5,20 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "engine/base/envelope.h"
 
 namespace parley::engine {
+
+// Receives the envelopes delivered to one agent. Called on the thread that
+// published the change, outside every hub lock, possibly from several
+// threads at once.
+using DeliveryCallback =
+    std::function<void(const std::string& recipient_id, const Envelope&)>;
 
 class DeliveryQueue {
  public:

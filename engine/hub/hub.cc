@@ -1,77 +1,85 @@
-// The hub's frame: opening and hydrate, the commit of a batch, delivery,
-// and the read side. Identity mutations are in hub_identity.cc, channel
-// mutations and the post pipeline in hub_channels.cc.
+// The facade: builds the hub's parts, opens and closes the hub, and hands
+// each call to the part that does it.
 #include "engine/hub/hub.h"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "engine/adapters/builtin_adapters.h"
 #include "engine/base/event_types.h"
 #include "engine/base/flex_json.h"
+#include "engine/base/input_limits.h"
 #include "engine/expectations/builtin_evaluators.h"
 #include "engine/expectations/builtin_handlers.h"
-#include "engine/hub/hub_commit.h"
-#include "engine/records/log_records.h"
-#include "engine/registry/glob.h"
+#include "engine/hub/channel_lifecycle.h"
+#include "engine/hub/commit.h"
+#include "engine/hub/committer.h"
+#include "engine/hub/delivery.h"
+#include "engine/hub/hub_core.h"
+#include "engine/hub/identities.h"
+#include "engine/hub/periodic_work.h"
+#include "engine/hub/post_pipeline.h"
+#include "engine/hub/state_reads.h"
+#include "engine/hub/task_mutations.h"
 #include "engine/state/log_prefetcher.h"
-#include "parley/schemas/log_generated.h"
 
 namespace parley::engine {
 
-namespace {
-
-// Python's slice bounds of [since:until] over `size` elements.
-std::pair<std::uint64_t, std::uint64_t> python_slice(
-    std::int64_t since, std::optional<std::int64_t> until, std::uint64_t size) {
-  const auto n = static_cast<std::int64_t>(size);
-  auto clamp = [n](std::int64_t at) {
-    if (at < 0) at += n;
-    return std::clamp<std::int64_t>(at, 0, n);
-  };
-  return {static_cast<std::uint64_t>(clamp(since)),
-          static_cast<std::uint64_t>(until ? clamp(*until) : n)};
-}
-
-}  // namespace
-
-void Hub::Commit::add_envelope(Envelope envelope, bool hub_authored,
-                               bool deliver) {
-  auto shared = std::make_shared<Envelope>(std::move(envelope));
-  entries.push_back(
-      {envelope_record(*shared, hub_authored), shared->channel_id});
-  envelopes.push_back({entries.size() - 1, std::move(shared), deliver});
-}
-
 Hub::Hub(HubOptions options)
-    : store_(std::move(options.store)),
-      clock_(options.clock ? std::move(options.clock)
-                           : std::make_shared<const SystemClock>()),
-      auth_(options.auth ? std::move(options.auth)
-                         : std::make_shared<const AuthRegistry>()),
-      invite_ack_timeout_(options.invite_ack_timeout),
-      listeners_(std::move(options.listeners)),
-      arbiter_(options.arbiter ? std::move(options.arbiter)
-                               : std::make_shared<RuleBasedArbiter>()),
-      state_(adapters_) {
+    : core_(std::make_unique<HubCore>(std::move(options.store))) {
+  HubCore& core = *core_;
+  core.clock = options.clock ? std::move(options.clock)
+                             : std::make_shared<const SystemClock>();
+  core.auth = options.auth ? std::move(options.auth)
+                           : std::make_shared<const AuthRegistry>();
+  core.invite_ack_timeout = options.invite_ack_timeout;
+  core.listeners = std::move(options.listeners);
+  core.arbiter = options.arbiter ? std::move(options.arbiter)
+                                 : std::make_shared<RuleBasedArbiter>();
   if (options.register_default_adapters) {
-    for (auto& adapter : builtin_adapters()) adapters_.add(std::move(adapter));
+    for (auto& adapter : builtin_adapters())
+      core.adapters.add(std::move(adapter));
   }
-  for (auto& adapter : options.adapters) adapters_.add(std::move(adapter));
+  for (auto& adapter : options.adapters) core.adapters.add(std::move(adapter));
   if (options.register_default_adapters) {
     for (auto& evaluator : builtin_evaluators()) {
-      expectations_.add(std::move(evaluator));
+      core.expectations.add(std::move(evaluator));
     }
     for (auto& handler : builtin_handlers()) {
-      expectations_.add(std::move(handler));
+      core.expectations.add(std::move(handler));
     }
   }
   for (auto& evaluator : options.expectation_evaluators) {
-    expectations_.add(std::move(evaluator));
+    core.expectations.add(std::move(evaluator));
   }
   for (auto& handler : options.expectation_handlers) {
-    expectations_.add(std::move(handler));
+    core.expectations.add(std::move(handler));
   }
+  reads_ = std::make_unique<StateReads>(core);
+  delivery_ = std::make_unique<Delivery>(core);
+  committer_ = std::make_unique<Committer>(
+      *core.store,
+      Committer::Hooks{
+          .fold =
+              [this](Commit& batch, std::span<const log::Position> positions) {
+                return fold(batch, positions);
+              },
+          .publish = [this](const Commit& batch) { delivery_->publish(batch); },
+          .rehydrate = [this]() -> Result<void> {
+            std::unique_lock lock(core_->state_mutex);
+            core_->state.reset();
+            lock.unlock();
+            auto hydrated = hydrate();
+            core_->lifecycle_changed.notify_all();
+            return hydrated;
+          }});
+  identities_ = std::make_unique<Identities>(core, *reads_, *delivery_);
+  tasks_ = std::make_unique<TaskMutations>(core, *identities_);
+  channels_ = std::make_unique<ChannelLifecycle>(core, *reads_, *committer_,
+                                                 *delivery_, *tasks_);
+  posts_ = std::make_unique<PostPipeline>(core, *reads_, *delivery_, *channels_,
+                                          *tasks_);
+  periodic_ = std::make_unique<PeriodicWork>(core, *reads_, *committer_,
+                                             *channels_, *tasks_);
 }
 
 Hub::~Hub() { (void)close(); }
@@ -82,420 +90,561 @@ Result<std::unique_ptr<Hub>> Hub::open(HubOptions options) {
   if (auto hydrated = hub->hydrate(); !hydrated) {
     return std::unexpected(hydrated.error());
   }
-  if (auto expired = hub->expire_orphaned_pending(); !expired) {
+  hub->committer_->start();
+  if (auto expired = hub->periodic_->expire_orphaned_pending(); !expired) {
     return std::unexpected(expired.error());
   }
   return hub;
 }
 
 Result<void> Hub::close() {
-  {
-    // Release handshake waiters and wait until they are gone: they may
-    // still need writer_ on their way out.
-    std::unique_lock lock(state_mutex_);
-    if (closed_.exchange(true)) return {};
-    lifecycle_changed_.notify_all();
-    lifecycle_changed_.wait(lock, [&] { return handshake_waiters_ == 0; });
-  }
-  std::lock_guard writer(writer_);
-  if (auto closed = store_->close(); !closed) {
+  if (core_->closed.exchange(true)) return {};
+  channels_->close();
+  committer_->close();
+  auto writer = committer_->lock_writer();
+  if (auto closed = core_->store->close(); !closed) {
     return storage_error(closed.error());
   }
   return {};
 }
 
 Result<void> Hub::hydrate() {
-  std::unique_lock lock(state_mutex_);
-  return hydrate_locked();
-}
-
-Result<void> Hub::hydrate_locked() {
-  LogPrefetcher log(*store_);
+  std::unique_lock lock(core_->state_mutex);
+  LogPrefetcher log(*core_->store);
   while (auto batch = log.next()) {
     for (std::size_t i = 0; i < batch->size(); ++i) {
-      if (auto folded = state_.apply(batch->log_sequence(i), batch->record(i));
+      if (auto folded =
+              core_->state.apply(batch->log_sequence(i), batch->record(i));
           !folded) {
         return folded;
       }
     }
   }
   if (auto read = log.result(); !read) return storage_error(read.error());
-  minter_.observe(state_.largest_envelope_id);
+  core_->minter.observe(core_->state.largest_envelope_id);
   return {};
 }
 
-Result<void> Hub::expire_orphaned_pending() {
-  std::vector<std::string> orphans;
-  {
-    std::shared_lock lock(state_mutex_);
-    for (const ChannelEntry* channel : state_.channels.in_order()) {
-      if (channel->metadata.state == ChannelState::kPending) {
-        orphans.push_back(channel->metadata.channel_id);
-      }
-    }
-  }
-  for (const auto& channel_id : orphans) {
-    auto expired = terminate_channel(channel_id, ChannelState::kExpired,
-                                     "hydrate_orphaned_pending");
-    if (!expired) return std::unexpected(expired.error());
-  }
-  return {};
-}
-
-Result<void> Hub::check_accepting() const {
-  if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
-  std::lock_guard lock(failure_mutex_);
-  if (failure_) return fail(ErrorKind::kStorage, *failure_);
-  return {};
-}
-
-void Hub::stop_accepting_changes(const Error& error) {
-  std::lock_guard lock(failure_mutex_);
-  if (failure_) return;
-  failure_ = "the hub stopped accepting changes after a failed log write (" +
-             error.message + "); reopen it";
-}
-
-void Hub::stop_accepting_changes(const log::Error& error) {
-  if (error.code != log::ErrorCode::kNoSpace) {
-    stop_accepting_changes(storage_error(error).error());
-    return;
-  }
-  std::lock_guard lock(failure_mutex_);
-  if (failure_) return;
-  failure_ = "the hub stopped accepting changes: the disk filled up while " +
-             std::string("the log was written (") + error.message +
-             "); it accepts them again by itself once space is freed";
-  failure_is_full_disk_ = true;
-}
-
-std::unique_lock<std::mutex> Hub::lock_writer() {
-  std::unique_lock writer(writer_);
-  recover_after_full_disk();
-  return writer;
-}
-
-void Hub::recover_after_full_disk() {
-  {
-    std::lock_guard lock(failure_mutex_);
-    if (!failure_is_full_disk_) return;
-  }
-  if (!store_->resume()) return;  // still no room: try again next time
-  std::unique_lock lock(state_mutex_);
-  state_.reset();
-  Result<void> hydrated = hydrate_locked();
-  lifecycle_changed_.notify_all();
-  lock.unlock();
-  std::lock_guard failure(failure_mutex_);
-  failure_is_full_disk_ = false;
-  if (hydrated) {
-    failure_.reset();
-  } else {
-    failure_ = "the hub stopped accepting changes: rebuilding its state " +
-               std::string("after a full disk failed (") +
-               hydrated.error().message + "); reopen it";
-  }
-}
-
-Result<void> Hub::commit(Commit& batch, std::unique_lock<std::mutex>& writer) {
-  if (auto accepting = check_accepting(); !accepting) return accepting;
-  if (batch.empty()) return {};
-  Result<void> folded;
-  auto positions = store_->append(
-      batch.entries, [&](std::span<const log::Position> positions) {
-        folded = fold_sequenced(batch, positions);
-        writer.unlock();  // the next mutation may join this group commit
-      });
-  if (positions && folded) {
-    count_audit_bytes(batch);
-    return {};
-  }
-  if (writer.owns_lock()) return storage_error(positions.error());
-  // The state already holds a batch the log did not take: stop mutating.
-  if (!positions) {
-    stop_accepting_changes(positions.error());
-    return storage_error(positions.error());
-  }
-  stop_accepting_changes(folded.error());
-  return std::unexpected(folded.error());
-}
-
-Result<void> Hub::fold_sequenced(Commit& batch,
-                                 std::span<const log::Position> positions) {
-  std::unique_lock lock(state_mutex_);
+Result<void> Hub::fold(Commit& batch,
+                       std::span<const log::Position> positions) {
+  std::unique_lock lock(core_->state_mutex);
   Result<void> folded;
   for (std::size_t i = 0; i < batch.entries.size() && folded; ++i) {
-    folded = state_.apply(positions[i].log_sequence, batch.entries[i].record);
+    folded =
+        core_->state.apply(positions[i].log_sequence, batch.entries[i].record);
   }
   for (std::size_t i = 0; i < batch.envelopes.size(); ++i) {
     auto& staged = batch.envelopes[i];
     staged.envelope->sequence = positions[staged.entry].channel_sequence;
     if (!staged.deliver) continue;
     const ChannelEntry* channel =
-        state_.channels.find(staged.envelope->channel_id);
+        core_->state.channels.find(staged.envelope->channel_id);
     if (!channel) continue;
-    for (Delivery& delivery :
-         recipients_of(channel->metadata, staged.envelope)) {
+    for (PlannedDelivery& delivery :
+         delivery_->plan(channel->metadata, staged.envelope)) {
       delivery.staged = i;
       batch.deliveries.push_back(std::move(delivery));
     }
   }
-  lifecycle_changed_.notify_all();
+  channels_->folded();
+  core_->lifecycle_changed.notify_all();
   return folded;
 }
 
-// Spec §1.4: the audience, or every participant but the sender. An
-// unknown id is replaced by what the arbiter resolves it to, or dropped
-// (LIM-11); recipients the arbiter refuses are skipped. Caller holds
-// state_mutex_.
-std::vector<Hub::Delivery> Hub::recipients_of(
-    const ChannelMetadata& metadata,
-    const std::shared_ptr<const Envelope>& shared) const {
-  const Envelope& envelope = *shared;
-  std::vector<std::string> ids;
-  if (envelope.audience) {
-    for (const auto& id : *envelope.audience) {
-      if (state_.registry.find(id)) {
-        ids.push_back(id);
-      } else if (auto resolved =
-                     arbiter_->resolve_unknown_audience(envelope, id)) {
-        std::ranges::copy(*resolved, std::back_inserter(ids));
-      }
-    }
+namespace {
+
+// Runs `change` as `dispatch` says and tells `done` its outcome.
+template <typename T>
+void run(Committer& committer, Change<T> change, Done<T> done,
+         Dispatch dispatch) {
+  if (dispatch == Dispatch::kInline) {
+    done(committer.apply(std::move(change)));
   } else {
-    for (const Participant& participant : metadata.participants) {
-      if (participant.agent_id != envelope.sender_id) {
-        ids.push_back(participant.agent_id);
-      }
-    }
+    committer.submit(std::move(change), std::move(done));
   }
-  const bool substantive = !event_type::is_protocol(envelope.event_type);
-  std::vector<Delivery> out;
-  for (auto& id : ids) {
-    const AgentRecord* recipient = state_.registry.find(id);
-    if (!recipient ||
-        !arbiter_->authorize_dispatch(state_.registry, envelope, *recipient)) {
-      continue;
-    }
-    Delivery delivery{std::move(id), shared, substantive};
-    delivery.inbox_cap = recipient->rule.limits.inbox_max_pending;
-    delivery.high_water = recipient->rule.limits.inbox_high_water.value_or(
-        std::max<std::int64_t>(1, delivery.inbox_cap * 8 / 10));
-    out.push_back(std::move(delivery));
-  }
+}
+
+// The blocking form of a completion-style call: `start` runs it inline;
+// returns what it told.
+template <typename T, typename Start>
+Result<T> run_inline(Start start) {
+  Result<T> out = std::unexpected(Error{ErrorKind::kStorage, "not run"});
+  start([&out](Result<T> result) { out = std::move(result); });
   return out;
 }
 
-std::string Hub::now() const { return format_timestamp(clock_->now()); }
+// `change`, with `also` run in the same hold of the writer lock once its
+// stage function accepted it.
+template <typename T, typename F>
+Change<T> and_then(Change<T> change, F also) {
+  change.stage = [stage = std::move(change.stage),
+                  also = std::move(also)](Commit& batch) -> Result<T> {
+    auto staged = stage(batch);
+    if (staged) also();
+    return staged;
+  };
+  return change;
+}
 
-// --- Reads -------------------------------------------------------------
+}  // namespace
+
+// --- Identity ----------------------------------------------------------------
+
+Result<Passport> Hub::register_identity(Passport passport, Resume resume,
+                                        std::optional<std::string> skill_md,
+                                        std::optional<Rule> rule,
+                                        std::vector<std::string> owners) {
+  return run_inline<Passport>([&](Done<Passport> done) {
+    register_identity(std::move(passport), std::move(resume),
+                      std::move(skill_md), std::move(rule), std::move(owners),
+                      std::move(done), Dispatch::kInline);
+  });
+}
+
+void Hub::register_identity(Passport passport, Resume resume,
+                            std::optional<std::string> skill_md,
+                            std::optional<Rule> rule,
+                            std::vector<std::string> owners,
+                            Done<Passport> done, Dispatch dispatch) {
+  run(*committer_,
+      identities_->register_identity(std::move(passport), std::move(resume),
+                                     std::move(skill_md), std::move(rule),
+                                     std::move(owners)),
+      std::move(done), dispatch);
+}
+
+Result<void> Hub::unregister(std::string_view agent_id) {
+  return run_inline<void>([&](Done<void> done) {
+    unregister(agent_id, std::move(done), Dispatch::kInline);
+  });
+}
+
+void Hub::unregister(std::string_view agent_id, Done<void> done,
+                     Dispatch dispatch) {
+  run(*committer_,
+      and_then(
+          identities_->unregister(std::string(agent_id)),
+          [this, id = std::string(agent_id)] { posts_->forget_sender(id); }),
+      std::move(done), dispatch);
+}
+
+Result<void> Hub::set_resume(std::string_view agent_id, Resume resume) {
+  return run_inline<void>([&](Done<void> done) {
+    set_resume(agent_id, std::move(resume), std::move(done), Dispatch::kInline);
+  });
+}
+
+void Hub::set_resume(std::string_view agent_id, Resume resume, Done<void> done,
+                     Dispatch dispatch) {
+  run(*committer_,
+      identities_->set_resume(std::string(agent_id), std::move(resume)),
+      std::move(done), dispatch);
+}
+
+Result<void> Hub::set_skill(std::string_view agent_id,
+                            std::optional<std::string> skill_md) {
+  return run_inline<void>([&](Done<void> done) {
+    set_skill(agent_id, std::move(skill_md), std::move(done),
+              Dispatch::kInline);
+  });
+}
+
+void Hub::set_skill(std::string_view agent_id,
+                    std::optional<std::string> skill_md, Done<void> done,
+                    Dispatch dispatch) {
+  run(*committer_,
+      identities_->set_skill(std::string(agent_id), std::move(skill_md)),
+      std::move(done), dispatch);
+}
+
+Result<void> Hub::set_rule(std::string_view agent_id, Rule rule) {
+  return run_inline<void>([&](Done<void> done) {
+    set_rule(agent_id, std::move(rule), std::move(done), Dispatch::kInline);
+  });
+}
+
+void Hub::set_rule(std::string_view agent_id, Rule rule, Done<void> done,
+                   Dispatch dispatch) {
+  run(*committer_,
+      identities_->set_rule(std::string(agent_id), std::move(rule)),
+      std::move(done), dispatch);
+}
+
+Result<void> Hub::record_observation(std::string_view owner_id,
+                                     std::string_view capability,
+                                     std::string_view outcome,
+                                     std::optional<double> latency_ms,
+                                     std::optional<std::string> task_id) {
+  return run_inline<void>([&](Done<void> done) {
+    record_observation(owner_id, capability, outcome, latency_ms,
+                       std::move(task_id), std::move(done), Dispatch::kInline);
+  });
+}
+
+void Hub::record_observation(std::string_view owner_id,
+                             std::string_view capability,
+                             std::string_view outcome,
+                             std::optional<double> latency_ms,
+                             std::optional<std::string> task_id,
+                             Done<void> done, Dispatch dispatch) {
+  run(*committer_,
+      identities_->record_observation(
+          std::string(owner_id), std::string(capability), std::string(outcome),
+          latency_ms, std::move(task_id)),
+      std::move(done), dispatch);
+}
+
+Result<std::string> Hub::authenticate(std::string_view name,
+                                      std::string_view scheme,
+                                      std::string_view claim_json) const {
+  return identities_->authenticate(name, scheme, claim_json);
+}
 
 Result<Passport> Hub::get_agent(std::string_view name_or_id) const {
-  std::shared_lock lock(state_mutex_);
-  const AgentRecord* agent = state_.registry.resolve(name_or_id);
-  if (!agent) return not_found("agent not found: " + std::string(name_or_id));
-  return agent->passport;
+  return reads_->get_agent(name_or_id);
 }
-
 std::optional<std::string> Hub::find_agent_id(std::string_view name) const {
-  std::shared_lock lock(state_mutex_);
-  return state_.registry.find_agent_id(name);
+  return reads_->find_agent_id(name);
 }
-
 std::string Hub::name_for(std::string_view agent_id,
                           std::optional<std::string_view> fallback) const {
-  std::shared_lock lock(state_mutex_);
-  return state_.registry.name_for(agent_id, fallback);
+  return reads_->name_for(agent_id, fallback);
 }
-
 Result<Resume> Hub::get_resume(std::string_view agent_id) const {
-  std::shared_lock lock(state_mutex_);
-  const AgentRecord* agent = state_.registry.find(agent_id);
-  if (!agent) return not_found("resume not found: " + std::string(agent_id));
-  return agent->resume;
+  return reads_->get_resume(agent_id);
 }
-
 Result<Rule> Hub::get_rule(std::string_view agent_id) const {
-  std::shared_lock lock(state_mutex_);
-  const AgentRecord* agent = state_.registry.find(agent_id);
-  if (!agent) return not_found("rule not found: " + std::string(agent_id));
-  return agent->rule;
+  return reads_->get_rule(agent_id);
 }
-
 std::optional<std::string> Hub::get_skill(std::string_view agent_id) const {
-  std::shared_lock lock(state_mutex_);
-  const AgentRecord* agent = state_.registry.find(agent_id);
-  return agent ? agent->skill_md : std::nullopt;
+  return reads_->get_skill(agent_id);
 }
-
 std::vector<Passport> Hub::list_agents(const AgentFilter& filter) const {
-  std::shared_lock lock(state_mutex_);
-  std::vector<Passport> out;
-  for (const AgentRecord* agent : state_.registry.list(filter)) {
-    out.push_back(agent->passport);
-  }
-  return out;
+  return reads_->list_agents(filter);
 }
-
-std::vector<std::string> Hub::agent_owners(std::string_view agent_id) const {
-  std::shared_lock lock(state_mutex_);
-  const AgentRecord* agent = state_.registry.find(agent_id);
-  return agent ? agent->owners : std::vector<std::string>{};
-}
-
 std::vector<std::string> Hub::agents_with_capability(
     std::string_view capability) const {
-  std::shared_lock lock(state_mutex_);
-  return state_.registry.agents_with_capability(capability);
+  return reads_->agents_with_capability(capability);
+}
+std::vector<std::string> Hub::agent_owners(std::string_view agent_id) const {
+  return reads_->agent_owners(agent_id);
+}
+
+// --- Channels ------------------------------------------------------------
+
+Result<ChannelMetadata> Hub::create_channel(
+    const CreateChannelRequest& request) {
+  return channels_->create(request);
+}
+
+void Hub::create_channel(const CreateChannelRequest& request,
+                         Done<ChannelMetadata> done, Dispatch dispatch) {
+  if (dispatch == Dispatch::kInline) {
+    done(channels_->create(request));
+  } else {
+    channels_->create_async(request, std::move(done));
+  }
+}
+
+Result<ChannelMetadata> Hub::close_channel(std::string_view channel_id,
+                                           std::string_view reason) {
+  return channels_->terminate_now(channel_id, ChannelState::kClosed,
+                                  reason.empty() ? "explicit_close" : reason);
+}
+
+void Hub::close_channel(std::string_view channel_id, std::string_view reason,
+                        Done<ChannelMetadata> done, Dispatch dispatch) {
+  if (dispatch == Dispatch::kInline) {
+    done(close_channel(channel_id, reason));
+    return;
+  }
+  channels_->terminate_async(
+      std::string(channel_id), ChannelState::kClosed,
+      std::string(reason.empty() ? "explicit_close" : reason),
+      /*pending_only=*/false, std::move(done));
 }
 
 Result<ChannelMetadata> Hub::get_channel(std::string_view channel_id) const {
-  std::shared_lock lock(state_mutex_);
-  const ChannelEntry* channel = state_.channels.find(channel_id);
-  if (!channel)
-    return not_found("channel not found: " + std::string(channel_id));
-  return channel->metadata;
+  return reads_->get_channel(channel_id);
 }
 
 std::vector<ChannelMetadata> Hub::list_channels(
     std::optional<std::string_view> agent_id, std::optional<ChannelState> state,
     std::size_t limit) const {
-  std::shared_lock lock(state_mutex_);
-  std::vector<ChannelMetadata> out;
-  for (const ChannelEntry* channel : state_.channels.in_order()) {
-    if (out.size() >= limit) break;
-    if (state && channel->metadata.state != *state) continue;
-    if (agent_id && !channel->metadata.has_participant(*agent_id)) continue;
-    out.push_back(channel->metadata);
+  return reads_->list_channels(agent_id, state, limit);
+}
+
+Result<std::string> Hub::post_envelope(Envelope envelope) {
+  return run_inline<std::string>([&](Done<std::string> done) {
+    post_envelope(std::move(envelope), std::move(done), Dispatch::kInline);
+  });
+}
+
+// A post refused before its batch was staged is told to the listeners
+// (on_envelope_rejected) with the envelope as it was passed; storage
+// failures are not.
+void Hub::post_envelope(Envelope envelope, Done<std::string> done,
+                        Dispatch dispatch) {
+  auto posted = std::make_shared<Envelope>(std::move(envelope));
+  auto tell = [this, posted,
+               done = std::move(done)](Result<std::string> result) {
+    if (!result && result.error().kind != ErrorKind::kStorage) {
+      const Error& error = result.error();
+      core_->tell([&](HubListener& listener) {
+        listener.on_envelope_rejected(*posted, error);
+      });
+    }
+    done(std::move(result));
+  };
+  if (auto checked = check_envelope(*posted); !checked) {
+    tell(std::unexpected(checked.error()));
+    return;
   }
-  return out;
+  run(*committer_, posts_->post(posted), Done<std::string>(std::move(tell)),
+      dispatch);
 }
 
 Result<std::vector<Envelope>> Hub::read_wal(
     std::string_view channel_id, std::int64_t since,
     std::optional<std::int64_t> until) const {
-  std::uint64_t size = 0;
-  {
-    std::shared_lock lock(state_mutex_);
-    const ChannelEntry* channel = state_.channels.find(channel_id);
-    if (!channel) return std::vector<Envelope>{};
-    size = channel->last_sequence;
-  }
-  const auto [begin, end] = python_slice(since, until, size);
-  std::vector<Envelope> out;
-  if (begin >= end) return out;
-  auto read = store_->read_channel(
-      channel_id, begin + 1, end,
-      [&](std::uint64_t, std::uint64_t, std::string_view record) {
-        if (auto envelope = decode_envelope(record)) {
-          out.push_back(std::move(*envelope));
-        }
-        return true;
-      });
-  if (!read) return storage_error(read.error());
-  return out;
+  return reads_->read_wal(channel_id, since, until);
 }
 
 Result<std::optional<Envelope>> Hub::find_envelope_by_causation(
     std::string_view channel_id, std::string_view sender_id,
     std::string_view causation_id) const {
-  std::uint64_t sequence = 0;
-  {
-    std::shared_lock lock(state_mutex_);
-    const ChannelEntry* channel = state_.channels.find(channel_id);
-    if (!channel) return std::optional<Envelope>{};
-    auto it = channel->causation.find(
-        std::pair{std::string(sender_id), std::string(causation_id)});
-    if (it == channel->causation.end()) return std::optional<Envelope>{};
-    sequence = it->second;
-  }
-  auto found = read_wal(channel_id, static_cast<std::int64_t>(sequence) - 1,
-                        static_cast<std::int64_t>(sequence));
-  if (!found) return std::unexpected(found.error());
-  if (found->empty()) return std::optional<Envelope>{};
-  return std::optional<Envelope>(std::move(found->front()));
+  return reads_->find_envelope_by_causation(channel_id, sender_id,
+                                            causation_id);
 }
 
 bool Hub::can_send(std::string_view channel_id, std::string_view sender_id,
-                   std::optional<std::string_view> type) const {
-  std::shared_lock lock(state_mutex_);
-  const ChannelEntry* channel = state_.channels.find(channel_id);
-  if (!channel || is_terminal(channel->metadata.state) || !channel->state) {
-    return false;
-  }
-  static const FlexBytes kEmptyText =
-      to_flex(nlohmann::json{{"text", ""}}).value();
-  const EnvelopeView probe{sender_id, type.value_or(event_type::kText), "",
-                           kEmptyText};
-  return channel->adapter
-      ->validate_send(channel->metadata, probe, *channel->state)
-      .has_value();
+                   std::optional<std::string_view> event_type) const {
+  return reads_->can_send(channel_id, sender_id, event_type);
 }
 
 Result<std::optional<JsonText>> Hub::adapter_state(
     std::string_view channel_id) const {
-  std::shared_lock lock(state_mutex_);
-  const ChannelEntry* channel = state_.channels.find(channel_id);
-  if (!channel)
-    return not_found("channel not found: " + std::string(channel_id));
-  if (!channel->state) return std::optional<JsonText>{};
-  return std::optional<JsonText>(channel->state->to_json());
+  return reads_->adapter_state(channel_id);
 }
 
 std::vector<PendingTurn> Hub::pending_turns_for(
     std::string_view agent_id) const {
-  std::vector<PendingTurn> turns;
-  {
-    std::shared_lock lock(state_mutex_);
-    if (!state_.registry.find(agent_id)) return turns;
-    for (const ChannelEntry* channel : state_.channels.in_order()) {
-      const ChannelMetadata& metadata = channel->metadata;
-      if (is_terminal(metadata.state) || !channel->state ||
-          !metadata.has_participant(agent_id)) {
-        continue;
-      }
-      auto next = channel->adapter->expected_next(metadata, *channel->state);
-      if (!next || next->agent_id != agent_id) continue;
-      turns.push_back({metadata.channel_id, next->triggering_envelope_id, ""});
-    }
-  }
-  // The trigger is an adapter's last envelope, so it is nearly always among
-  // the channel's newest: look there before reading the whole channel.
-  auto created_at_of = [&](const std::string& channel_id,
-                           const std::string& envelope_id) -> std::string {
-    for (std::int64_t since : {-16, 0}) {
-      auto wal = read_wal(channel_id, since);
-      if (!wal) return "";
-      for (const Envelope& envelope : *wal) {
-        if (envelope.envelope_id == envelope_id) return envelope.created_at;
-      }
-    }
-    return "";
-  };
-  for (PendingTurn& turn : turns) {
-    if (turn.triggering_envelope_id) {
-      turn.expected_at =
-          created_at_of(turn.channel_id, *turn.triggering_envelope_id);
-    }
-    if (turn.expected_at.empty()) turn.expected_at = now();
-  }
-  return turns;
+  return reads_->pending_turns_for(agent_id);
+}
+
+// --- Periodic work ------------------------------------------------------
+
+Result<void> Hub::expire_due() { return periodic_->expire_due(); }
+
+Result<std::size_t> Hub::tick_expectations() {
+  return periodic_->tick_expectations();
+}
+
+void Hub::register_expectation_evaluator(
+    std::shared_ptr<const ExpectationEvaluator> evaluator) {
+  core_->expectations.add(std::move(evaluator));
+}
+
+void Hub::register_expectation_handler(
+    std::shared_ptr<const ExpectationHandler> handler) {
+  core_->expectations.add(std::move(handler));
+}
+
+// --- Delivery -------------------------------------------------------------
+
+void Hub::subscribe(std::string_view agent_id, DeliveryCallback callback) {
+  delivery_->subscribe(agent_id, std::move(callback));
+}
+
+std::shared_ptr<DeliveryQueue> Hub::subscribe_queue(std::string_view agent_id) {
+  return delivery_->subscribe_queue(agent_id);
+}
+
+void Hub::unsubscribe(std::string_view agent_id) {
+  delivery_->unsubscribe(agent_id);
+}
+
+Result<void> Hub::acknowledge(std::string_view recipient_id,
+                              std::string_view channel_id,
+                              std::string_view envelope_id,
+                              std::string_view status) {
+  return run_inline<void>([&](Done<void> done) {
+    acknowledge(recipient_id, channel_id, envelope_id, status, std::move(done),
+                Dispatch::kInline);
+  });
+}
+
+void Hub::acknowledge(std::string_view recipient_id,
+                      std::string_view channel_id, std::string_view envelope_id,
+                      std::string_view status, Done<void> done,
+                      Dispatch dispatch) {
+  run(*committer_,
+      identities_->acknowledge(std::string(recipient_id),
+                               std::string(channel_id),
+                               std::string(envelope_id), std::string(status)),
+      std::move(done), dispatch);
+}
+
+std::string Hub::inbox_cursor(std::string_view agent_id,
+                              std::string_view channel_id) const {
+  return reads_->inbox_cursor(agent_id, channel_id);
+}
+
+Result<std::vector<Envelope>> Hub::replay_for(
+    std::string_view agent_id, std::string_view since_envelope_id) const {
+  return reads_->replay_for(agent_id, since_envelope_id);
+}
+
+// --- Audit ---------------------------------------------------------------
+
+Result<void> Hub::report_turn_failure(std::string_view channel_id,
+                                      std::string_view agent_id,
+                                      std::string_view envelope_id,
+                                      std::string_view message) {
+  return run_inline<void>([&](Done<void> done) {
+    report_turn_failure(channel_id, agent_id, envelope_id, message,
+                        std::move(done), Dispatch::kInline);
+  });
+}
+
+void Hub::report_turn_failure(std::string_view channel_id,
+                              std::string_view agent_id,
+                              std::string_view envelope_id,
+                              std::string_view message, Done<void> done,
+                              Dispatch dispatch) {
+  run(*committer_,
+      identities_->report_turn_failure(
+          std::string(channel_id), std::string(agent_id),
+          std::string(envelope_id), std::string(message)),
+      std::move(done), dispatch);
 }
 
 Result<std::vector<JsonText>> Hub::read_audit() const {
-  std::vector<JsonText> out;
-  auto read = store_->read(
-      1, log::kLastSequence, [&](std::uint64_t, std::string_view record) {
-        const schema::Record* root = schema::GetRecord(record.data());
-        if (const auto* audit = root->body_as_AuditRecorded()) {
-          const auto* payload = audit->record();
-          out.push_back(
-              flex_to_json({payload->data(), payload->size()}).dump());
-        }
-        return true;
-      });
-  if (!read) return storage_error(read.error());
-  return out;
+  return reads_->read_audit();
 }
+
+Result<void> Hub::append_audit(std::string_view json_object) {
+  return run_inline<void>([&](Done<void> done) {
+    append_audit(json_object, std::move(done), Dispatch::kInline);
+  });
+}
+
+void Hub::append_audit(std::string_view json_object, Done<void> done,
+                       Dispatch dispatch) {
+  run(*committer_, identities_->append_audit(std::string(json_object)),
+      std::move(done), dispatch);
+}
+
+// --- Tasks ---------------------------------------------------------------
+
+Result<void> Hub::observe_task(TaskMetadata metadata,
+                               std::optional<ConnectionAgents> connection) {
+  return run_inline<void>([&](Done<void> done) {
+    observe_task(std::move(metadata), connection, std::move(done),
+                 Dispatch::kInline);
+  });
+}
+
+void Hub::observe_task(TaskMetadata metadata,
+                       std::optional<ConnectionAgents> connection,
+                       Done<void> done, Dispatch dispatch) {
+  run(*committer_, tasks_->observe_task(std::move(metadata), connection),
+      std::move(done), dispatch);
+}
+
+Result<void> Hub::update_task(std::string_view task_id,
+                              const TaskUpdate& update,
+                              std::optional<ConnectionAgents> connection) {
+  return run_inline<void>([&](Done<void> done) {
+    update_task(task_id, update, connection, std::move(done),
+                Dispatch::kInline);
+  });
+}
+
+void Hub::update_task(std::string_view task_id, const TaskUpdate& update,
+                      std::optional<ConnectionAgents> connection,
+                      Done<void> done, Dispatch dispatch) {
+  run(*committer_,
+      tasks_->update_task(std::string(task_id), update, connection),
+      std::move(done), dispatch);
+}
+
+Result<TaskMetadata> Hub::get_task(std::string_view task_id) const {
+  return reads_->get_task(task_id);
+}
+
+std::vector<TaskMetadata> Hub::list_tasks(const TaskFilter& filter) const {
+  return reads_->list_tasks(filter);
+}
+
+Result<void> Hub::checkpoint_task(std::string_view task_id, JsonText state,
+                                  std::optional<ConnectionAgents> connection) {
+  return run_inline<void>([&](Done<void> done) {
+    checkpoint_task(task_id, std::move(state), connection, std::move(done),
+                    Dispatch::kInline);
+  });
+}
+
+void Hub::checkpoint_task(std::string_view task_id, JsonText state,
+                          std::optional<ConnectionAgents> connection,
+                          Done<void> done, Dispatch dispatch) {
+  run(*committer_,
+      tasks_->checkpoint_task(std::string(task_id), std::move(state),
+                              connection),
+      std::move(done), dispatch);
+}
+
+Result<std::optional<JsonText>> Hub::read_task_checkpoint(
+    std::string_view task_id,
+    std::optional<ConnectionAgents> connection) const {
+  return reads_->read_task_checkpoint(task_id, std::move(connection));
+}
+
+Result<void> Hub::check_task_access(std::string_view task_id,
+                                    ConnectionAgents connection) const {
+  return reads_->check_task_access(task_id, connection);
+}
+
+std::optional<std::vector<std::string>> Hub::checkpoint_writers(
+    std::string_view task_id) const {
+  return reads_->checkpoint_writers(task_id);
+}
+
+void Hub::fire_task_event(std::string_view task_id, std::string_view kind,
+                          const nlohmann::json& payload) {
+  core_->tell([&](HubListener& listener) {
+    listener.on_task_event(task_id, kind, payload);
+  });
+}
+
+Result<std::string> Hub::request_task_cancel(std::string_view requester_id,
+                                             std::string_view task_id,
+                                             std::string_view reason) {
+  auto task = get_task(task_id);
+  if (!task) return std::unexpected(task.error());
+  if (task->terminal()) {
+    return protocol_error("task '" + std::string(task_id) + "' is already " +
+                          task->state + "; nothing to cancel");
+  }
+  if (!task->channel_id) {
+    return protocol_error("task '" + std::string(task_id) +
+                          "' has no channel to carry a cancel request");
+  }
+  Envelope envelope;
+  envelope.channel_id = *task->channel_id;
+  envelope.sender_id = std::string(requester_id);
+  envelope.audience = std::vector{task->owner_id};
+  envelope.event_type = std::string(event_type::kTaskCancelRequest);
+  auto data = to_flex({{"task_id", task_id}, {"reason", reason}});
+  if (!data) return std::unexpected(data.error());
+  envelope.event_data = std::move(*data);
+  envelope.task_id = std::string(task_id);
+  return post_envelope(std::move(envelope));
+}
+
+// --- Health ----------------------------------------------------------------
+
+const Clock& Hub::clock() const { return *core_->clock; }
+log::LogStore& Hub::store() const { return *core_->store; }
 
 }  // namespace parley::engine

@@ -1,33 +1,35 @@
-// The hub: AG2's hub API (spec §10) over an event-sourced log.
+// The hub: AG2's hub API over an event-sourced log. A facade over the
+// hub's parts (all in engine/hub/), which share one HubCore:
+//
+//   Committer        the single writer: every change is staged under one
+//                    writer lock, appended, folded at once and made durable
+//                    by a group commit; blocking and asynchronous callers
+//   PostPipeline     the post pipeline, in AG2's check order
+//   ChannelLifecycle creation and the invite handshake, closes, expiries
+//   Identities       agents, cursors, turn failures, tenant audit records
+//   TaskMutations    tasks, checkpoints and their writers, task expiry
+//   Delivery         subscribers, inbox counters, publishing a durable
+//                    batch's deliveries and listener events
+//   PeriodicWork     the TTL sweep and the expectation tick
+//   StateReads       every read, from the folded state and the log
 //
 // Every state change is validated against the folded state, written to the
-// log as one atomic batch of records, and only then folded into the state
-// (engine/state/hub_state.h) — the same fold hydrate runs when a hub opens on
-// an existing store. A rejected call writes nothing.
+// log as one atomic batch of records, and folded into the state by the same
+// HubState::apply hydrate runs when a hub opens on an existing store. A
+// rejected call writes nothing.
 //
-// Threading: every member is thread-safe. Mutations are serialised by one
-// writer lock, held from validation until the log has sequenced the batch
-// and it is folded; the caller then waits for the batch to be durable
-// without the lock, so concurrent mutations share one group commit. Posts
-// take the lock in turns of many: concurrent posts queue, and one of their
-// threads runs the whole queue through the pipeline under one hold of the
-// lock (engine/hub/hub_post.cc). Reads take a shared lock on the folded state
-// and never wait for a sync. Deliveries run on the calling thread after
-// the writer lock is released, so a subscriber may call back into the hub
-// (an invitee acking its invite).
+// Threading: every member is thread-safe. Reads take a shared lock on the
+// folded state and never wait for the writer or a sync. A blocking call's
+// deliveries run on the calling thread after every hub lock is released,
+// so a subscriber may call back into the hub (an invitee acking its
+// invite).
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,21 +39,31 @@
 #include "engine/base/clock.h"
 #include "engine/base/envelope.h"
 #include "engine/base/error.h"
-#include "engine/base/ids.h"
+#include "engine/channels/channel.h"
 #include "engine/expectations/expectation_registry.h"
 #include "engine/hub/arbiter.h"
 #include "engine/hub/delivery_queue.h"
 #include "engine/hub/hub_health.h"
 #include "engine/hub/hub_listener.h"
-#include "engine/hub/mpsc_queue.h"
-#include "engine/hub/rate_limiter.h"
+#include "engine/hub/requests.h"
 #include "engine/registry/auth.h"
-#include "engine/state/hub_state.h"
+#include "engine/registry/identity.h"
 #include "engine/tasks/task.h"
 #include "engine/tasks/task_access.h"
 #include "log/log_store.h"
 
 namespace parley::engine {
+
+struct Commit;
+struct HubCore;
+class Committer;
+class Delivery;
+class StateReads;
+class Identities;
+class TaskMutations;
+class ChannelLifecycle;
+class PostPipeline;
+class PeriodicWork;
 
 struct HubOptions {
   std::shared_ptr<log::LogStore> store;  // required; the hub closes it
@@ -74,30 +86,6 @@ struct HubOptions {
       expectation_evaluators;
   std::vector<std::shared_ptr<const ExpectationHandler>> expectation_handlers;
 };
-
-struct CreateChannelRequest {
-  std::string creator_id;
-  std::string manifest_type;
-  std::int64_t manifest_version = 1;
-  std::vector<std::string> participants;
-  std::optional<std::int64_t> required_acks;
-  std::optional<DurationSpec> ttl;  // default: the creator's rule
-  std::optional<JsonText> knobs;    // a JSON object
-  std::optional<std::string> intent;
-  std::optional<JsonText> labels;  // a JSON object of strings
-};
-
-struct PendingTurn {
-  std::string channel_id;
-  std::optional<std::string> triggering_envelope_id;
-  std::string expected_at;
-};
-
-// Receives the envelopes delivered to one agent (spec §1.4). Called on the
-// posting thread, outside every hub lock, possibly from several threads at
-// once.
-using DeliveryCallback =
-    std::function<void(const std::string& recipient_id, const Envelope&)>;
 
 class Hub {
  public:
@@ -306,6 +294,62 @@ class Hub {
                                           std::string_view task_id,
                                           std::string_view reason);
 
+  // --- Completion-style calls ---------------------------------------------
+  // Each does what the blocking call of the same name does and tells `done`
+  // its outcome, once:
+  //   Dispatch::kAsync (for a server): never blocks the caller, not even
+  //     for a create_channel's acks; `done` runs on the hub's own thread,
+  //     after the change's deliveries and listener events, which run there
+  //     too and must not block (at once, on the calling thread, when the
+  //     hub is closed).
+  //   Dispatch::kInline: the blocking call, with `done` told on the calling
+  //     thread before it returns.
+  void register_identity(Passport passport, Resume resume,
+                         std::optional<std::string> skill_md,
+                         std::optional<Rule> rule,
+                         std::vector<std::string> owners, Done<Passport> done,
+                         Dispatch dispatch = Dispatch::kAsync);
+  void unregister(std::string_view agent_id, Done<void> done,
+                  Dispatch dispatch = Dispatch::kAsync);
+  void set_resume(std::string_view agent_id, Resume resume, Done<void> done,
+                  Dispatch dispatch = Dispatch::kAsync);
+  void set_skill(std::string_view agent_id, std::optional<std::string> skill_md,
+                 Done<void> done, Dispatch dispatch = Dispatch::kAsync);
+  void set_rule(std::string_view agent_id, Rule rule, Done<void> done,
+                Dispatch dispatch = Dispatch::kAsync);
+  void record_observation(std::string_view owner_id,
+                          std::string_view capability, std::string_view outcome,
+                          std::optional<double> latency_ms,
+                          std::optional<std::string> task_id, Done<void> done,
+                          Dispatch dispatch = Dispatch::kAsync);
+  void create_channel(const CreateChannelRequest& request,
+                      Done<ChannelMetadata> done,
+                      Dispatch dispatch = Dispatch::kAsync);
+  void close_channel(std::string_view channel_id, std::string_view reason,
+                     Done<ChannelMetadata> done,
+                     Dispatch dispatch = Dispatch::kAsync);
+  void post_envelope(Envelope envelope, Done<std::string> done,
+                     Dispatch dispatch = Dispatch::kAsync);
+  void acknowledge(std::string_view recipient_id, std::string_view channel_id,
+                   std::string_view envelope_id, std::string_view status,
+                   Done<void> done, Dispatch dispatch = Dispatch::kAsync);
+  void report_turn_failure(std::string_view channel_id,
+                           std::string_view agent_id,
+                           std::string_view envelope_id,
+                           std::string_view message, Done<void> done,
+                           Dispatch dispatch = Dispatch::kAsync);
+  void append_audit(std::string_view json_object, Done<void> done,
+                    Dispatch dispatch = Dispatch::kAsync);
+  void observe_task(TaskMetadata metadata,
+                    std::optional<ConnectionAgents> connection, Done<void> done,
+                    Dispatch dispatch = Dispatch::kAsync);
+  void update_task(std::string_view task_id, const TaskUpdate& update,
+                   std::optional<ConnectionAgents> connection, Done<void> done,
+                   Dispatch dispatch = Dispatch::kAsync);
+  void checkpoint_task(std::string_view task_id, JsonText state,
+                       std::optional<ConnectionAgents> connection,
+                       Done<void> done, Dispatch dispatch = Dispatch::kAsync);
+
   // --- Health (spec §10, §12.4) ------------------------------------------
   // A snapshot; never waits for the writer lock or a sync.
   HubHealth health() const;
@@ -314,176 +358,27 @@ class Hub {
   // with kInvalid and nothing is written.
   Result<void> append_audit(std::string_view json_object);
 
-  const Clock& clock() const { return *clock_; }
-  log::LogStore& store() const { return *store_; }
+  const Clock& clock() const;
+  log::LogStore& store() const;
 
  private:
   explicit Hub(HubOptions options);
 
-  struct Delivery;
-  struct Commit;
-  struct PostRequest;
-
-  // Folds the whole log into the (empty) state; hydrate_locked() with
-  // state_mutex_ held.
+  // Folds the whole log into the state (hydrate, and after a full disk).
   Result<void> hydrate();
-  Result<void> hydrate_locked();
-  Result<void> expire_orphaned_pending();
-  // Appends `batch` as one atomic batch and folds it into the state as soon
-  // as the log has sequenced it; then releases `writer` (which must hold
-  // writer_) so the next mutation can join the same group commit, and
-  // waits until the batch is durable. On return `writer` is released unless
-  // the log refused the batch before sequencing it. A failure after the
-  // fold leaves the hub refusing every later mutation.
-  Result<void> commit(Commit& batch, std::unique_lock<std::mutex>& writer);
-  // Folds a batch the log has just sequenced at `positions` and plans its
-  // deliveries. Caller holds writer_.
-  Result<void> fold_sequenced(Commit& batch,
-                              std::span<const log::Position> positions);
-  // Fails with kStorage when the hub is closed or stopped accepting changes.
-  Result<void> check_accepting() const;
-  // After a failed log write or fold: every later mutation is refused with
-  // the first such `error` until the hub is reopened.
-  void stop_accepting_changes(const Error& error);
-  // After a log write that failed after sequencing: the same, unless the
-  // disk filled up (kNoSpace), from which the hub recovers by itself once
-  // the log can resume (recover_after_full_disk).
-  void stop_accepting_changes(const log::Error& error);
-  // Takes writer_ for a mutation, having first recovered from a full disk
-  // when the hub stopped for one and the log can resume.
-  std::unique_lock<std::mutex> lock_writer();
-  // Caller holds writer_. When the hub stopped because the disk filled up:
-  // resumes the log (log::LogStore::resume) and, once it accepts appends
-  // again, rebuilds the state from the log (the batches that failed had
-  // been folded already) and accepts changes again. Otherwise does nothing.
-  void recover_after_full_disk();
-  // commit(), then publish() once `writer` is released.
-  Result<void> commit_and_publish(Commit& batch,
-                                  std::unique_lock<std::mutex>& writer);
-  // Adds the batch's audit records to audit_bytes_ once it is durable.
-  void count_audit_bytes(const Commit& batch);
-  // Runs once `batch` is durable, outside every hub lock: delivers its
-  // envelopes and tells the listeners its events, interleaved as
-  // Commit::StagedEvent::after says.
-  void publish(const Commit& batch);
-  void deliver(std::span<const Delivery> deliveries);
-  // Tells every listener `event`, in order; a listener that throws is
-  // reported on stderr and skipped (spec §12.3). Call with no hub lock.
-  void tell(const std::function<void(HubListener&)>& event) const;
-  // Stage listener events into `batch` (engine/hub/hub_events.cc); no-ops
-  // without listeners. Channel payloads get "metadata" as it is when told.
-  void stage_agent_event(Commit& batch, std::string_view agent_id,
-                         std::string_view kind, nlohmann::json payload) const;
-  void stage_channel_event(Commit& batch, std::string_view channel_id,
-                           std::string_view kind, nlohmann::json payload) const;
-  // on_envelope_posted for the envelope staged last.
-  void stage_envelope_posted(Commit& batch) const;
+  // The Committer's fold hook: a batch the log has just sequenced.
+  Result<void> fold(Commit& batch, std::span<const log::Position> positions);
 
-  // The post pipeline; on failure `envelope` is as it was passed.
-  Result<std::string> accept_post(Envelope& envelope);
-  // Runs the queued posts through the pipeline unless another thread is
-  // doing so, then flushes the log (engine/hub/hub_post.cc).
-  void run_posts();
-  // Spec §4.7 for one queued post, up to its deferred append and fold;
-  // the envelope id, or why the post is refused. Caller holds writer_.
-  Result<std::string> sequence_post(PostRequest& request);
-  // Idempotent posts (engine/hub/hub_idempotency.cc); callers hold writer_.
-  // The id of the post `retry` repeats under index key `key`, nullopt for
-  // a new key, or kConflict when the key was used with another payload.
-  Result<std::optional<std::string>> idempotent_original(
-      std::string_view key, const Envelope& retry) const;
-  // Indexes the batch's first staged envelope under `key` and remembers it
-  // until forget_in_flight(batch), once the batch is durable or failed.
-  void stage_idempotency_key(Commit& batch, std::string key);
-  void forget_in_flight(const Commit& batch);
-
-  // Pieces of the pipelines; callers hold writer_.
-  Result<void> check_send_rules(const AgentRecord& sender,
-                                const Envelope& envelope) const;
-  Result<void> check_inboxes(const ChannelEntry& channel,
-                             const Envelope& envelope) const;
-  void stage_terminal(Commit& commit, const ChannelEntry& channel,
-                      ChannelState state, std::string_view reason);
-  Envelope hub_envelope(const ChannelMetadata& metadata,
-                        std::string_view event_type, nlohmann::json data,
-                        std::optional<std::vector<std::string>> audience);
-  std::vector<Delivery> recipients_of(
-      const ChannelMetadata& metadata,
-      const std::shared_ptr<const Envelope>& envelope) const;
-  Result<ChannelMetadata> wait_for_handshake(std::string_view channel_id);
-  // Evaluates one channel's expectations and fires its new keys.
-  Result<std::size_t> tick_channel(std::string_view channel_id);
-  // Logs one new (index, violator) of `channel_id` with `handler`'s effects,
-  // unless it fired before; sets `terminal` when the channel is (or is now)
-  // terminal. Returns whether it fired.
-  Result<bool> fire_expectation(std::string_view channel_id, std::size_t index,
-                                const Violation& violation,
-                                std::string_view violator,
-                                const ExpectationHandler& handler,
-                                bool& terminal);
-  // Moves the channel to `state` (closed or expired) with `reason`, unless
-  // it is already terminal, or `pending_only` and no longer pending; returns
-  // its metadata either way.
-  Result<ChannelMetadata> terminate_channel(std::string_view channel_id,
-                                            ChannelState state,
-                                            std::string_view reason,
-                                            bool pending_only = false);
-  std::string now() const;
-  // Tasks (engine/hub/hub_tasks.cc); callers hold writer_.
-  // Spec §4.4 step 2: expires the channel's live tasks ("channel_closed").
-  void stage_task_cascade(Commit& batch, std::string_view channel_id);
-  // Stages `task` (already moved to a terminal state) with its audit
-  // record, listener event and the owner's observation. `resumes` holds
-  // owners' resumes already changed earlier in the same batch.
-  void stage_task_terminal(Commit& batch, const TaskMetadata& task,
-                           std::string_view reason,
-                           std::map<std::string, Resume, std::less<>>& resumes);
-  // ADR 0021 §2.5: the one post a non-participant may make.
-  bool admits_cancel_request(const ChannelMetadata& channel,
-                             const Envelope& envelope) const;
-  // The task half of a TTL sweep: live tasks whose expires_at <= now.
-  Result<void> expire_due_tasks();
-  // Stages an observation (spec §8.6) onto `resume` (the owner's current
-  // resume, updated in place) and its audit record.
-  void stage_observation(Commit& batch, std::string_view owner_id,
-                         Resume& resume, std::string_view capability,
-                         std::string_view outcome,
-                         std::optional<double> latency_ms,
-                         const std::optional<std::string>& task_id);
-
-  std::shared_ptr<log::LogStore> store_;
-  std::shared_ptr<const Clock> clock_;
-  std::shared_ptr<const AuthRegistry> auth_;
-  const std::chrono::milliseconds invite_ack_timeout_;
-  AdapterRegistry adapters_;
-  ExpectationRegistry expectations_;
-  const std::vector<std::shared_ptr<HubListener>> listeners_;
-  const std::shared_ptr<const Arbiter> arbiter_;
-  EnvelopeIdMinter minter_;
-
-  mutable std::mutex writer_;              // serialises every mutation
-  mutable std::shared_mutex state_mutex_;  // guards state_
-  HubState state_;
-  std::condition_variable_any lifecycle_changed_;  // on state_mutex_
-  int handshake_waiters_ = 0;                      // guarded by state_mutex_
-  std::atomic<bool> closed_ = false;               // set under writer_
-  mutable std::mutex failure_mutex_;
-  std::optional<std::string> failure_;   // guarded by failure_mutex_
-  bool failure_is_full_disk_ = false;    // guarded by failure_mutex_
-  MpscQueue<PostRequest> posts_;         // posts waiting for the pipeline
-  std::atomic<bool> combining_ = false;  // a thread is running posts_
-
-  RateLimiter rate_limiter_;                   // guarded by writer_
-  std::atomic<std::int64_t> audit_bytes_ = 0;  // see HubHealth
-  // Index key -> staged post whose batch is not durable yet.
-  mutable std::mutex idempotency_mutex_;
-  std::map<std::string, std::shared_ptr<const Envelope>, std::less<>>
-      idempotency_in_flight_;
-
-  mutable std::mutex delivery_mutex_;  // guards the two maps below
-  std::map<std::string, DeliveryCallback, std::less<>> subscribers_;
-  // Substantive deliveries not yet answered by a post (spec §12.1).
-  std::map<std::string, std::int64_t, std::less<>> pending_inbox_;
+  // Declared in the order they are built; each refers to those before.
+  std::unique_ptr<HubCore> core_;
+  std::unique_ptr<StateReads> reads_;
+  std::unique_ptr<Delivery> delivery_;
+  std::unique_ptr<Committer> committer_;
+  std::unique_ptr<Identities> identities_;
+  std::unique_ptr<TaskMutations> tasks_;
+  std::unique_ptr<ChannelLifecycle> channels_;
+  std::unique_ptr<PostPipeline> posts_;
+  std::unique_ptr<PeriodicWork> periodic_;
 };
 
 }  // namespace parley::engine

@@ -2,9 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/hub/committer.h"
+#include "engine/hub/delivery.h"
 #include "engine/hub/hub.h"
-#include "engine/hub/hub_commit.h"
-#include "parley/schemas/log_generated.h"
+#include "engine/hub/hub_core.h"
 
 namespace parley::engine {
 
@@ -36,45 +37,29 @@ HubHealth Hub::health() const {
     health.channels_by_state[std::string(to_string(state))] = 0;
   }
   {
-    std::shared_lock lock(state_mutex_);
-    for (const ChannelEntry* channel : state_.channels.in_order()) {
+    std::shared_lock lock(core_->state_mutex);
+    for (const ChannelEntry* channel : core_->state.channels.in_order()) {
       ++health
             .channels_by_state[std::string(to_string(channel->metadata.state))];
       if (!is_terminal(channel->metadata.state)) ++health.active_channels;
     }
     health.registered_agents =
-        static_cast<std::int64_t>(state_.registry.size());
+        static_cast<std::int64_t>(core_->state.registry.size());
   }
-  {
-    std::lock_guard lock(delivery_mutex_);
-    for (const auto& [agent_id, count] : pending_inbox_) {
-      health.pending_inbox.emplace(agent_id, count);
-      health.pending_inbox_total += count;
-      health.max_pending_inbox_depth =
-          std::max(health.max_pending_inbox_depth.value_or(0), count);
-    }
+  for (const auto& [agent_id, count] : delivery_->pending_inbox()) {
+    health.pending_inbox.emplace(agent_id, count);
+    health.pending_inbox_total += count;
+    health.max_pending_inbox_depth =
+        std::max(health.max_pending_inbox_depth.value_or(0), count);
   }
-  {
-    std::lock_guard lock(failure_mutex_);
-    health.failure = failure_;
-  }
-  health.registered_listeners = static_cast<std::int64_t>(listeners_.size());
-  health.adapters_loaded = static_cast<std::int64_t>(adapters_.size());
-  health.audit_log_bytes = audit_bytes_.load();
-  health.closed = closed_;
-  health.log_sequence = closed_ ? 0 : store_->last_sequence();
+  health.failure = committer_->failure();
+  health.registered_listeners =
+      static_cast<std::int64_t>(core_->listeners.size());
+  health.adapters_loaded = static_cast<std::int64_t>(core_->adapters.size());
+  health.audit_log_bytes = committer_->audit_bytes();
+  health.closed = core_->closed;
+  health.log_sequence = core_->closed ? 0 : core_->store->last_sequence();
   return health;
-}
-
-void Hub::count_audit_bytes(const Commit& batch) {
-  std::int64_t bytes = 0;
-  for (const log::AppendEntry& entry : batch.entries) {
-    const schema::Record* root = schema::GetRecord(entry.record.data());
-    if (root->body_type() == schema::Body::AuditRecorded) {
-      bytes += static_cast<std::int64_t>(entry.record.size());
-    }
-  }
-  if (bytes > 0) audit_bytes_ += bytes;
 }
 
 }  // namespace parley::engine

@@ -9,9 +9,10 @@
 //
 // In memory by nature: a restart gives every sender a full bucket.
 //
-// Thread safety: none; the hub calls it under its writer lock.
+// Thread safety: every member may be called from any thread (one mutex).
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,6 +43,7 @@ class RateLimiter {
     Timestamp refilled;
   };
 
+  std::mutex mutex_;  // guards buckets_
   std::unordered_map<std::string, Bucket> buckets_;
 };
 

@@ -12,13 +12,17 @@ namespace parley::engine {
 namespace {
 
 using nlohmann::json;
+using op_layer::Answer;
 using op_layer::done;
 using op_layer::list_json;
+using op_layer::Mutation;
+using op_layer::mutation;
 using op_layer::OpTable;
 using op_layer::Params;
+using op_layer::Reply;
 
-Result<json> register_op(Hub& hub, const Params& params,
-                         const WireRequest* wire) {
+Result<Answer> register_op(Hub& hub, const Params& params,
+                           const WireRequest* wire) {
   PARLEY_CHECK(params.only({"passport", "resume", "skill_md", "rule"}));
   PARLEY_TRY(passport_json, params.object("passport"));
   PARLEY_TRY(resume_json, params.object("resume"));
@@ -37,15 +41,22 @@ Result<json> register_op(Hub& hub, const Params& params,
   if (wire && passport.effective_kind() == "remote_agent") {
     owners = remote_agent_owners(hub, *wire);
   }
-  PARLEY_TRY(stamped,
-             hub.register_identity(std::move(passport), std::move(resume),
-                                   std::move(skill_md), std::move(rule),
-                                   std::move(owners)));
-  return to_json(wire ? wire_passport(std::move(stamped)) : stamped);
+  return mutation<Passport>(
+      [&hub, passport = std::move(passport), resume = std::move(resume),
+       skill_md = std::move(skill_md), rule = std::move(rule),
+       owners = std::move(owners)](Done<Passport> done,
+                                   Dispatch dispatch) mutable {
+        hub.register_identity(std::move(passport), std::move(resume),
+                              std::move(skill_md), std::move(rule),
+                              std::move(owners), std::move(done), dispatch);
+      },
+      [over_wire = wire != nullptr](Passport& stamped) {
+        return to_json(over_wire ? wire_passport(std::move(stamped)) : stamped);
+      });
 }
 
-Result<json> create_channel_op(Hub& hub, const Params& params,
-                               const WireRequest*) {
+Result<Answer> create_channel_op(Hub& hub, const Params& params,
+                                 const WireRequest*) {
   PARLEY_CHECK(params.only({"creator_id", "manifest_type", "manifest_version",
                             "participants", "required_acks", "ttl", "knobs",
                             "intent", "labels"}));
@@ -82,17 +93,25 @@ Result<json> create_channel_op(Hub& hub, const Params& params,
     request.labels = labels->dump();
   }
   request.intent = std::move(intent);
-  PARLEY_TRY(metadata, hub.create_channel(request));
-  return to_json(metadata);
+  return mutation<ChannelMetadata>(
+      [&hub, request = std::move(request)](Done<ChannelMetadata> done,
+                                           Dispatch dispatch) {
+        hub.create_channel(request, std::move(done), dispatch);
+      },
+      [](const ChannelMetadata& metadata) { return to_json(metadata); });
 }
 
-Result<json> post_envelope_op(Hub& hub, const Params& params,
-                              const WireRequest*) {
+Result<Answer> post_envelope_op(Hub& hub, const Params& params,
+                                const WireRequest*) {
   PARLEY_CHECK(params.only({"envelope"}));
   PARLEY_TRY(envelope_json, params.object("envelope"));
   PARLEY_TRY(envelope, envelope_from_json(envelope_json));
-  PARLEY_TRY(id, hub.post_envelope(std::move(envelope)));
-  return json(id);
+  return mutation<std::string>(
+      [&hub, envelope = std::move(envelope)](Done<std::string> done,
+                                             Dispatch dispatch) mutable {
+        hub.post_envelope(std::move(envelope), std::move(done), dispatch);
+      },
+      [](const std::string& id) { return json(id); });
 }
 
 Result<json> list_agents_op(Hub& hub, const Params& params,
@@ -226,36 +245,58 @@ const OpTable& ops() {
        }},
       {"list_agents", list_agents_op},
       {"set_resume",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(params.only({"agent_id", "resume"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(resume_json, params.object("resume"));
          PARLEY_TRY(resume, resume_from_json(resume_json));
-         return done(hub.set_resume(agent_id, std::move(resume)));
+         return mutation(
+             [&hub, agent_id = std::move(agent_id), resume = std::move(resume)](
+                 Done<void> done, Dispatch dispatch) mutable {
+               hub.set_resume(agent_id, std::move(resume), std::move(done),
+                              dispatch);
+             });
        }},
       {"set_skill",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(params.only({"agent_id", "skill_md"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(skill_md, params.optional_text("skill_md"));
-         return done(hub.set_skill(agent_id, std::move(skill_md)));
+         return mutation([&hub, agent_id = std::move(agent_id),
+                          skill_md = std::move(skill_md)](
+                             Done<void> done, Dispatch dispatch) mutable {
+           hub.set_skill(agent_id, std::move(skill_md), std::move(done),
+                         dispatch);
+         });
        }},
       {"set_rule",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(params.only({"agent_id", "rule"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(rule_json, params.object("rule"));
          PARLEY_TRY(rule, rule_from_json(rule_json));
-         return done(hub.set_rule(agent_id, std::move(rule)));
+         return mutation([&hub, agent_id = std::move(agent_id),
+                          rule = std::move(rule)](Done<void> done,
+                                                  Dispatch dispatch) mutable {
+           hub.set_rule(agent_id, std::move(rule), std::move(done), dispatch);
+         });
        }},
       {"unregister",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(params.only({"agent_id"}));
          PARLEY_TRY(agent_id, params.text("agent_id"));
-         return done(hub.unregister(agent_id));
+         return mutation([&hub, agent_id = std::move(agent_id)](
+                             Done<void> done, Dispatch dispatch) {
+           hub.unregister(agent_id, std::move(done), dispatch);
+         });
        }},
       {"record_observation",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(params.only(
              {"owner_id", "capability", "outcome", "latency_ms", "task_id"}));
          PARLEY_TRY(owner_id, params.text("owner_id"));
@@ -269,8 +310,15 @@ const OpTable& ops() {
            }
            latency = value->get<double>();
          }
-         return done(hub.record_observation(owner_id, capability, outcome,
-                                            latency, std::move(task_id)));
+         return mutation([&hub, owner_id = std::move(owner_id),
+                          capability = std::move(capability),
+                          outcome = std::move(outcome), latency,
+                          task_id = std::move(task_id)](
+                             Done<void> done, Dispatch dispatch) mutable {
+           hub.record_observation(owner_id, capability, outcome, latency,
+                                  std::move(task_id), std::move(done),
+                                  dispatch);
+         });
        }},
       {"create_channel", create_channel_op},
       {"get_channel",
@@ -282,13 +330,18 @@ const OpTable& ops() {
        }},
       {"list_channels", list_channels_op},
       {"close_channel",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(params.only({"channel_id", "reason"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(reason, params.optional_text("reason"));
-         PARLEY_TRY(metadata,
-                    hub.close_channel(channel_id, reason.value_or("")));
-         return to_json(metadata);
+         return mutation<ChannelMetadata>(
+             [&hub, channel_id = std::move(channel_id),
+              reason = reason.value_or("")](Done<ChannelMetadata> done,
+                                            Dispatch dispatch) {
+               hub.close_channel(channel_id, reason, std::move(done), dispatch);
+             },
+             [](const ChannelMetadata& metadata) { return to_json(metadata); });
        }},
       {"post_envelope", post_envelope_op},
       {"read_wal", read_wal_op},
@@ -328,15 +381,22 @@ const OpTable& ops() {
          return out;
        }},
       {"report_turn_failure",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(
              params.only({"channel_id", "agent_id", "envelope_id", "error"}));
          PARLEY_TRY(channel_id, params.text("channel_id"));
          PARLEY_TRY(agent_id, params.text("agent_id"));
          PARLEY_TRY(envelope_id, params.text("envelope_id"));
          PARLEY_TRY(error, params.optional_text("error"));
-         return done(hub.report_turn_failure(channel_id, agent_id, envelope_id,
-                                             error.value_or("")));
+         return mutation([&hub, channel_id = std::move(channel_id),
+                          agent_id = std::move(agent_id),
+                          envelope_id = std::move(envelope_id),
+                          message = error.value_or("")](Done<void> done,
+                                                        Dispatch dispatch) {
+           hub.report_turn_failure(channel_id, agent_id, envelope_id, message,
+                                   std::move(done), dispatch);
+         });
        }},
       {"read_channel_log", read_channel_log_op},
       // Parley's own: health (spec §10), the audit log (spec §2.4).
@@ -354,10 +414,14 @@ const OpTable& ops() {
          return out;
        }},
       {"append_audit",
-       [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
+       [](Hub& hub, const Params& params,
+          const WireRequest*) -> Result<Answer> {
          PARLEY_CHECK(params.only({"record"}));
          PARLEY_TRY(record, params.object("record"));
-         return done(hub.append_audit(record.dump()));
+         return mutation([&hub, record = record.dump()](Done<void> done,
+                                                        Dispatch dispatch) {
+           hub.append_audit(record, std::move(done), dispatch);
+         });
        }},
       // Parley's own: one expectation tick (spec §6.2) at the hub's clock.
       {"tick_expectations",
@@ -388,8 +452,8 @@ std::vector<std::string> ControlPlane::op_names() {
   return names;
 }
 
-Result<json> ControlPlane::call(std::string_view op, const json& params,
-                                const Caller* caller) {
+Result<Answer> ControlPlane::prepare(std::string_view op, const json& params,
+                                     const Caller* caller) {
   auto it = all_ops().find(op);
   if (it == all_ops().end()) {
     return protocol_error("unknown control-plane op: '" + std::string(op) +
@@ -403,6 +467,27 @@ Result<json> ControlPlane::call(std::string_view op, const json& params,
                     wire.agents.end());
   PARLEY_CHECK(authorize(hub_, wire, op, params));
   return it->second(hub_, Params(params), &wire);
+}
+
+Result<json> ControlPlane::call(std::string_view op, const json& params,
+                                const Caller* caller) {
+  PARLEY_TRY(answer, prepare(op, params, caller));
+  if (json* ready = std::get_if<json>(&answer)) return std::move(*ready);
+  Result<json> out = std::unexpected(Error{ErrorKind::kStorage, "not run"});
+  std::get<Mutation>(answer)(Dispatch::kInline, [&out](Result<json> result) {
+    out = std::move(result);
+  });
+  return out;
+}
+
+void ControlPlane::call(std::string_view op, const json& params,
+                        const Caller* caller, Reply reply) {
+  auto answer = prepare(op, params, caller);
+  if (!answer) return reply(std::unexpected(answer.error()));
+  if (json* ready = std::get_if<json>(&*answer)) {
+    return reply(std::move(*ready));
+  }
+  std::get<Mutation> (*answer)(Dispatch::kAsync, std::move(reply));
 }
 
 }  // namespace parley::engine

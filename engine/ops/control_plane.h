@@ -12,6 +12,7 @@
 
 #include "engine/base/error.h"
 #include "engine/hub/hub.h"
+#include "engine/ops/answer.h"
 #include "engine/ops/authorization.h"
 #include "engine/ops/caller.h"
 
@@ -33,13 +34,30 @@ class ControlPlane {
   // its connection: the op is authorized against the agents bound to it
   // before the hub runs it (engine/ops/authorization.h), and a denial
   // writes nothing. The Caller must stay valid for the call.
+  //
+  // A mutation blocks the calling thread until it is durable (and
+  // create_channel until every invitee acked); its deliveries run on the
+  // calling thread, so a subscriber may call back into the hub.
   Result<nlohmann::json> call(std::string_view op, const nlohmann::json& params,
                               const Caller* caller = nullptr);
+
+  // The same without blocking, for a server: a read or a refusal is told to
+  // `reply` at once, on the calling thread; a mutation's outcome on the
+  // hub's own thread once durable (Dispatch::kAsync in engine/hub/hub.h),
+  // so `reply` must not block. Only the call itself needs `caller`.
+  void call(std::string_view op, const nlohmann::json& params,
+            const Caller* caller, op_layer::Reply reply);
 
   // Every op name, sorted.
   static std::vector<std::string> op_names();
 
  private:
+  // Finds, checks and authorizes `op`, and answers it or returns the
+  // mutation to start.
+  Result<op_layer::Answer> prepare(std::string_view op,
+                                   const nlohmann::json& params,
+                                   const Caller* caller);
+
   Hub& hub_;
   const WireOptions options_;
 };

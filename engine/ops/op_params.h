@@ -16,6 +16,7 @@
 
 #include "engine/base/error.h"
 #include "engine/hub/hub.h"
+#include "engine/ops/answer.h"
 #include "engine/ops/authorization.h"
 
 // Binds `name` to the value of a Result expression, or returns its error.
@@ -130,11 +131,38 @@ inline Result<json> done(const Result<void>& result) {
   return json(nullptr);
 }
 
-// One op: params in (already checked to be an object), AG2's JSON out.
-// `wire` is null for in-process calls; for a wire request it is set once
-// authorize() (engine/ops/authorization.h) let the request through, for
-// the ops that behave differently over the wire.
-using Op = std::function<Result<json>(Hub&, const Params&, const WireRequest*)>;
+// A Mutation from a completion-style hub call, `start(done, dispatch)`,
+// whose value `to_answer` turns into AG2's JSON.
+template <typename T, typename Start, typename ToAnswer>
+Mutation mutation(Start start, ToAnswer to_answer) {
+  return [start = std::move(start), to_answer = std::move(to_answer)](
+             Dispatch dispatch, Reply reply) mutable {
+    start(Done<T>([reply = std::move(reply), to_answer](Result<T> result) {
+            if (!result) return reply(std::unexpected(result.error()));
+            reply(to_answer(*result));
+          }),
+          dispatch);
+  };
+}
+
+// A Mutation from a completion-style hub call answering nothing: JSON null.
+template <typename Start>
+Mutation mutation(Start start) {
+  return [start = std::move(start)](Dispatch dispatch, Reply reply) mutable {
+    start(Done<void>([reply = std::move(reply)](Result<void> result) {
+            reply(done(result));
+          }),
+          dispatch);
+  };
+}
+
+// One op: params in (already checked to be an object), AG2's JSON out, at
+// once or from a Mutation. `wire` is null for in-process calls; for a wire
+// request it is set once authorize() (engine/ops/authorization.h) let the
+// request through, for the ops that behave differently over the wire. It
+// lives only for the call, so a Mutation copies what it needs of it.
+using Op =
+    std::function<Result<Answer>(Hub&, const Params&, const WireRequest*)>;
 using OpTable = std::map<std::string, Op, std::less<>>;
 
 }  // namespace parley::engine::op_layer

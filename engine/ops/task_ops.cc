@@ -22,6 +22,19 @@ Result<std::string> task_id_param(const Params& params) {
   return task_id;
 }
 
+// The agents of a wire request's connection, copied for a Mutation; none
+// for an in-process call.
+std::optional<std::vector<std::string>> connection_of(const WireRequest* wire) {
+  if (!wire) return std::nullopt;
+  return wire->agents;
+}
+
+std::optional<ConnectionAgents> view(
+    const std::optional<std::vector<std::string>>& connection) {
+  if (!connection) return std::nullopt;
+  return ConnectionAgents(*connection);
+}
+
 // Over the wire a task the connection may not see is "not found", as an
 // unknown id is.
 Result<json> get_task_op(Hub& hub, const Params& params,
@@ -59,8 +72,8 @@ Result<json> list_tasks_op(Hub& hub, const Params& params,
   return list_json(visible);
 }
 
-Result<json> observe_task_op(Hub& hub, const Params& params,
-                             const WireRequest* wire) {
+Result<Answer> observe_task_op(Hub& hub, const Params& params,
+                               const WireRequest* wire) {
   PARLEY_CHECK(params.only({"metadata"}));
   PARLEY_TRY(metadata_json, params.object("metadata"));
   if (auto id = metadata_json.find("task_id");
@@ -69,12 +82,16 @@ Result<json> observe_task_op(Hub& hub, const Params& params,
     return invalid_task_id(id->get<std::string>());
   }
   PARLEY_TRY(metadata, task_from_json(metadata_json));
-  if (wire) return done(hub.observe_task(std::move(metadata), wire->agents));
-  return done(hub.observe_task(std::move(metadata)));
+  return mutation(
+      [&hub, metadata = std::move(metadata), connection = connection_of(wire)](
+          Done<void> done, Dispatch dispatch) mutable {
+        hub.observe_task(std::move(metadata), view(connection), std::move(done),
+                         dispatch);
+      });
 }
 
-Result<json> update_task_op(Hub& hub, const Params& params,
-                            const WireRequest* wire) {
+Result<Answer> update_task_op(Hub& hub, const Params& params,
+                              const WireRequest* wire) {
   PARLEY_CHECK(
       params.only({"task_id", "state", "progress", "result", "error"}));
   PARLEY_TRY(task_id, task_id_param(params));
@@ -88,8 +105,12 @@ Result<json> update_task_op(Hub& hub, const Params& params,
     update.result = result->dump();
   }
   update.error = std::move(error);
-  if (wire) return done(hub.update_task(task_id, update, wire->agents));
-  return done(hub.update_task(task_id, update));
+  return mutation(
+      [&hub, task_id = std::move(task_id), update = std::move(update),
+       connection = connection_of(wire)](Done<void> done, Dispatch dispatch) {
+        hub.update_task(task_id, update, view(connection), std::move(done),
+                        dispatch);
+      });
 }
 
 // Over the wire only the mirror's own failure report is accepted (ADR 0021
@@ -137,15 +158,17 @@ Result<json> fire_task_event_op(Hub& hub, const Params& params,
   return json(nullptr);
 }
 
-Result<json> checkpoint_task_op(Hub& hub, const Params& params,
-                                const WireRequest* wire) {
+Result<Answer> checkpoint_task_op(Hub& hub, const Params& params,
+                                  const WireRequest* wire) {
   PARLEY_CHECK(params.only({"task_id", "state"}));
   PARLEY_TRY(task_id, task_id_param(params));
   PARLEY_TRY(state, params.object("state"));
-  if (wire) {
-    return done(hub.checkpoint_task(task_id, state.dump(), wire->agents));
-  }
-  return done(hub.checkpoint_task(task_id, state.dump()));
+  return mutation([&hub, task_id = std::move(task_id), state = state.dump(),
+                   connection = connection_of(wire)](
+                      Done<void> done, Dispatch dispatch) mutable {
+    hub.checkpoint_task(task_id, std::move(state), view(connection),
+                        std::move(done), dispatch);
+  });
 }
 
 Result<json> read_task_checkpoint_op(Hub& hub, const Params& params,

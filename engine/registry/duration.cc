@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/base/python_repr.h"
 #include "engine/base/utf8.h"
 
 namespace parley::engine {
@@ -40,53 +41,6 @@ std::string_view strip_int_spaces(std::string_view s) {
     }
   }
   return s;
-}
-
-// Whether Python's `repr` escapes `cp`: exact for U+0000..U+00FF and for
-// the separators and common format characters above; other code points are
-// printed as they are.
-bool repr_escapes(char32_t cp) {
-  if (cp < 0x20 || (cp >= 0x7f && cp <= 0xa0) || cp == 0xad) return true;
-  if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200f) ||
-      (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x2064) ||
-      cp == 0x3000 || cp == 0xfeff) {
-    return true;
-  }
-  return cp >= 0xd800 && cp <= 0xdfff;
-}
-
-// Python's `repr()` of a str.
-std::string python_repr(std::string_view s) {
-  const bool has_single = s.find('\'') != std::string_view::npos;
-  const bool has_double = s.find('"') != std::string_view::npos;
-  const char quote = has_single && !has_double ? '"' : '\'';
-  std::string out(1, quote);
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t start = i;
-    const char32_t cp = next_code_point(s, i);
-    if (cp == '\\' || cp == static_cast<char32_t>(quote)) {
-      out += '\\';
-      out += static_cast<char>(cp);
-    } else if (cp == '\t') {
-      out += "\\t";
-    } else if (cp == '\n') {
-      out += "\\n";
-    } else if (cp == '\r') {
-      out += "\\r";
-    } else if (repr_escapes(cp)) {
-      char buf[12];
-      if (cp <= 0xff) {
-        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
-      } else {
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-      }
-      out += buf;
-    } else {
-      out += s.substr(start, i - start);
-    }
-  }
-  out += quote;
-  return out;
 }
 
 // Python's `int(text)` (base 10, ASCII digits) into an int64.

@@ -7,11 +7,11 @@
 #include "engine/base/ids.h"
 #include "engine/hub/hub.h"
 #include "engine/ops/authorization.h"
+#include "engine/ops/control_plane.h"
 #include "engine/transport/binding_table.h"
 #include "engine/transport/connection_registry.h"
 #include "engine/transport/frame_codec.h"
 #include "engine/transport/metrics.h"
-#include "engine/transport/request_runner.h"
 #include "engine/transport/wire_order.h"
 
 namespace parley::transport {
@@ -97,10 +97,7 @@ void Connection::on_message(std::string_view text) {
   } else if (auto* receipt = std::get_if<ReceiptFrame>(&frame)) {
     handle_receipt(std::move(*receipt));
   } else if (auto* hello = std::get_if<HelloFrame>(&frame)) {
-    context_.runner.post(
-        [self = shared_from_this(), hello = std::move(*hello)]() mutable {
-          self->handle_hello(std::move(hello));
-        });
+    handle_hello(std::move(*hello));
   } else if (std::holds_alternative<PingFrame>(frame)) {
     send(encode_pong());
   } else if (std::holds_alternative<PongFrame>(frame)) {
@@ -130,9 +127,8 @@ void Connection::handle_request(RequestFrame request) {
       unregistered = id->get<std::string>();
     }
   }
-  std::string op = request.op;
-  context_.runner.run(
-      std::move(op), std::move(request.params), *this,
+  context_.control_plane.call(
+      request.op, request.params, this,
       [self, op = request.op, request_id = std::move(request.request_id),
        unregistered](engine::Result<nlohmann::json> result) {
         if (!result) {
@@ -169,18 +165,13 @@ void Connection::handle_receipt(ReceiptFrame receipt) {
     context_.metrics.receipt_dropped();
     return;
   }
-  context_.runner.post([self = shared_from_this(),
-                        receipt = std::move(receipt)] {
-    // Re-checked: the agent may have moved to another connection since.
-    if (!self->holds(receipt.recipient_id)) {
-      self->context_.metrics.receipt_dropped();
-      return;
-    }
-    auto acked =
-        self->context_.hub.acknowledge(receipt.recipient_id, receipt.channel_id,
-                                       receipt.envelope_id, receipt.status);
-    if (!acked) self->log("receipt not recorded: " + acked.error().message);
-  });
+  context_.hub.acknowledge(
+      receipt.recipient_id, receipt.channel_id, receipt.envelope_id,
+      receipt.status, [self = shared_from_this()](engine::Result<void> acked) {
+        if (!acked) {
+          self->log("receipt not recorded: " + acked.error().message);
+        }
+      });
 }
 
 engine::Result<std::string> Connection::admit(const HelloFrame& hello) const {
@@ -213,16 +204,22 @@ void Connection::handle_hello(HelloFrame hello) {
     log("replay for " + agent_id + " failed: " + missed.error().message);
     return;
   }
+  send_replay(std::make_shared<Replay>(
+      Replay{.agent_id = agent_id, .envelopes = std::move(*missed)}));
+}
+
+void Connection::send_replay(std::shared_ptr<Replay> replay) {
   const SendQueueLimits& limits = queue_.limits();
-  for (const engine::Envelope& envelope : *missed) {
+  while (replay->next < replay->envelopes.size()) {
     // A long replay waits for the client to read rather than overflow.
-    if (!queue_.wait_below(limits.max_frames / 2, limits.max_bytes / 2,
-                           context_.options.replay_stall_timeout)) {
-      log("closing: the client did not read its replay");
-      close(kClosePolicy, "replay stalled: the client does not read");
+    const bool room = queue_.when_below(
+        limits.max_frames / 2, limits.max_bytes / 2,
+        [self = shared_from_this(), replay] { self->send_replay(replay); });
+    if (!room) return;
+    if (!send(encode_notify(replay->envelopes[replay->next++],
+                            replay->agent_id))) {
       return;
     }
-    if (!send(encode_notify(envelope, agent_id))) return;
     context_.metrics.notify_sent();
   }
 }

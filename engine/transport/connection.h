@@ -5,9 +5,11 @@
 //
 // The socket side (plain or TLS WebSocket) derives from it and implements
 // start_writer() and close(). Inbound frames arrive on the session's
-// strand; requests run concurrently on the RequestRunner's pools (a
-// blocked create_channel does not hold up the frames after it); answers
-// and deliveries are queued from any thread.
+// strand. No thread ever waits for the hub: requests go to the control
+// plane's non-blocking call and are answered from its completion (so a
+// pending create_channel does not hold up the frames after it, its acks
+// included), receipts likewise; answers and deliveries are queued from any
+// thread.
 //
 // Lifetime: owned by shared_ptr; every pending job holds one. The
 // ServerContext must outlive it.
@@ -20,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/base/envelope.h"
 #include "engine/base/error.h"
 #include "engine/ops/caller.h"
 #include "engine/transport/send_queue.h"
@@ -86,7 +89,17 @@ class Connection : public engine::Caller,
   ServerContext& context() { return context_; }
 
  private:
-  void handle_hello(HelloFrame hello);  // on a pool thread
+  // A replay after a hello: `envelopes[next...]` still to send.
+  struct Replay {
+    std::string agent_id;
+    std::vector<engine::Envelope> envelopes;
+    std::size_t next = 0;
+  };
+
+  void handle_hello(HelloFrame hello);  // on the strand
+  // Sends what is left of `replay`, pausing while the send queue is over
+  // half full (resumed by the writer). The strand, then the writer.
+  void send_replay(std::shared_ptr<Replay> replay);
   // The agent a hello re-attaches: a remote agent on the strength of an
   // owner this connection holds (never of an auth scheme), any other agent
   // by proving its claim with the scheme it registered with.

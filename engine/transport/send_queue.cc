@@ -1,5 +1,7 @@
 #include "engine/transport/send_queue.h"
 
+#include <utility>
+
 namespace parley::transport {
 
 SendQueue::Push SendQueue::push(std::string frame) {
@@ -18,6 +20,7 @@ SendQueue::Push SendQueue::push(std::string frame) {
 
 std::optional<std::string> SendQueue::pop() {
   std::optional<std::string> next;
+  std::function<void()> resume;
   {
     std::lock_guard lock(mutex_);
     if (frames_.empty() || closed_) {
@@ -27,27 +30,38 @@ std::optional<std::string> SendQueue::pop() {
     next = std::move(frames_.front());
     frames_.pop_front();
     bytes_ -= next->size();
+    if (waiter_.resume && frames_.size() <= waiter_.frames &&
+        bytes_ <= waiter_.bytes) {
+      resume = std::exchange(waiter_.resume, nullptr);
+    }
   }
-  drained_.notify_all();
+  if (resume) resume();
   return next;
 }
 
 void SendQueue::close() {
+  std::function<void()> resume;
   {
     std::lock_guard lock(mutex_);
     closed_ = true;
     frames_.clear();
     bytes_ = 0;
+    resume = std::exchange(waiter_.resume, nullptr);
   }
-  drained_.notify_all();
+  // Destroyed outside the lock: it may own the last reference to its
+  // connection.
+  resume = nullptr;
 }
 
-bool SendQueue::wait_below(std::size_t frames, std::size_t bytes,
-                           std::chrono::milliseconds timeout) {
+bool SendQueue::when_below(std::size_t frames, std::size_t bytes,
+                           std::function<void()> resume) {
   std::unique_lock lock(mutex_);
-  return drained_.wait_for(lock, timeout, [&] {
-    return closed_ || (frames_.size() <= frames && bytes_ <= bytes);
-  });
+  if (closed_ || (frames_.size() <= frames && bytes_ <= bytes)) return true;
+  std::swap(waiter_.resume, resume);
+  waiter_.frames = frames;
+  waiter_.bytes = bytes;
+  lock.unlock();
+  return false;  // `resume`, now the replaced waiter, dies unlocked
 }
 
 std::size_t SendQueue::frames() const {

@@ -10,10 +10,9 @@
 // Thread safety: every member is safe from any thread.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -47,10 +46,12 @@ class SendQueue {
   // Drops every queued frame; later pushes return kClosed.
   void close();
 
-  // Blocks until at most `frames` frames and `bytes` bytes are queued, the
-  // queue is closed, or `timeout` passes; true unless it timed out.
-  bool wait_below(std::size_t frames, std::size_t bytes,
-                  std::chrono::milliseconds timeout);
+  // True when at most `frames` frames and `bytes` bytes are queued.
+  // Otherwise false, and `resume` runs once the writer has taken enough
+  // (on the writer's thread, from pop(), no lock held); it replaces an
+  // earlier one still waiting, and is dropped by close().
+  bool when_below(std::size_t frames, std::size_t bytes,
+                  std::function<void()> resume);
 
   std::size_t frames() const;
   std::size_t bytes() const;
@@ -59,8 +60,15 @@ class SendQueue {
 
  private:
   const SendQueueLimits limits_;
+  // Below these, pop() runs resume_.
+  struct Waiter {
+    std::size_t frames = 0;
+    std::size_t bytes = 0;
+    std::function<void()> resume;
+  };
+
   mutable std::mutex mutex_;
-  std::condition_variable drained_;
+  Waiter waiter_;  // empty resume: nobody waits
   std::deque<std::string> frames_;
   std::size_t bytes_ = 0;
   bool writing_ = false;

@@ -25,7 +25,6 @@
 #include "engine/transport/connection_registry.h"
 #include "engine/transport/listener.h"
 #include "engine/transport/metrics.h"
-#include "engine/transport/request_runner.h"
 #include "engine/transport/tls_context.h"
 #include "log/log_store.h"
 
@@ -74,7 +73,6 @@ struct Server::Impl {
   std::unique_ptr<engine::ControlPlane> control_plane;
   Metrics metrics;
   std::unique_ptr<BindingTable> bindings;
-  std::unique_ptr<RequestRunner> runner;
   ConnectionRegistry connections;
   std::unique_ptr<ServerContext> context;
   std::unique_ptr<engine::Sweeper> sweeper;
@@ -152,7 +150,6 @@ struct Server::Impl {
     wait_connections_gone(Clock::now() +
                           2 * config.connection.handshake_timeout);
     if (sweeper) sweeper->stop();
-    runner->join();
     if (!hub_closed) close_result = hub->close();
     if (admin) admin->stop();
     if (signals) {
@@ -212,12 +209,9 @@ engine::Result<std::unique_ptr<Server>> Server::start(
       *s.hub, engine::WireOptions{.allow_remote_agent_registration =
                                       config.allow_remote_agent_registration});
   s.bindings = std::make_unique<BindingTable>(*s.hub, s.metrics);
-  s.runner = std::make_unique<RequestRunner>(
-      *s.control_plane,
-      RequestRunnerOptions{.threads = c.request_threads,
-                           .create_channel_threads = c.create_channel_threads});
-  s.context = std::make_unique<ServerContext>(
-      *s.hub, *s.runner, *s.bindings, s.metrics, s.connections, c.connection);
+  s.context =
+      std::make_unique<ServerContext>(*s.hub, *s.control_plane, *s.bindings,
+                                      s.metrics, s.connections, c.connection);
 
   auto listener = Listener::open(s.io, *endpoint, s.tls.get(), *s.context);
   if (!listener) {

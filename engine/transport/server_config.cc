@@ -219,9 +219,6 @@ Result<void> read_file(const toml::table& root, const std::string& file,
   if (*threads_table) {
     TomlTable threads(**threads_table, "threads", file);
     PARLEY_CONFIG_CHECK(threads.count("io", config.io_threads));
-    PARLEY_CONFIG_CHECK(threads.count("requests", config.request_threads));
-    PARLEY_CONFIG_CHECK(
-        threads.count("create_channel", config.create_channel_threads));
     PARLEY_CONFIG_CHECK(threads.finish());
   }
 
@@ -369,8 +366,7 @@ Result<void> validate(const ServerConfig& config) {
   if (c.handshake_timeout.count() <= 0) {
     return invalid("the handshake timeout must be above 0 seconds");
   }
-  if (config.io_threads == 0 || config.request_threads == 0 ||
-      config.create_channel_threads == 0) {
+  if (config.io_threads == 0) {
     return invalid("thread counts must be positive");
   }
   return {};
@@ -404,8 +400,6 @@ std::string describe(const ServerConfig& config) {
       << "keepalive.ping_interval = " << seconds_text(c.ping_interval) << '\n'
       << "keepalive.ping_timeout = " << seconds_text(c.ping_timeout) << '\n'
       << "threads.io = " << config.io_threads << '\n'
-      << "threads.requests = " << config.request_threads << '\n'
-      << "threads.create_channel = " << config.create_channel_threads << '\n'
       << "timing.ttl_sweep_interval = "
       << seconds_text(config.ttl_sweep_interval) << '\n'
       << "timing.expectation_sweep_interval = "

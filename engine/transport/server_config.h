@@ -14,7 +14,7 @@
 //   [limits]   max_frame_bytes = 4194304
 //              send_queue_frames = 16384  send_queue_bytes = 33554432
 //   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)
-//   [threads]  io = 2  requests = 16  create_channel = 8
+//   [threads]  io = 2
 //   [timing]   ttl_sweep_interval = 30.0  expectation_sweep_interval = 10.0
 //              invite_ack_timeout = 30.0  drain_timeout = 10.0
 //              handshake_timeout = 10.0
@@ -62,8 +62,6 @@ struct ServerConfig {
   bool allow_remote_agent_registration = false;
   ConnectionOptions connection;
   std::size_t io_threads = 2;
-  std::size_t request_threads = 16;
-  std::size_t create_channel_threads = 8;
   std::chrono::milliseconds ttl_sweep_interval{30000};
   std::chrono::milliseconds expectation_sweep_interval{10000};
   std::chrono::milliseconds invite_ack_timeout{30000};

@@ -1,4 +1,4 @@
-// What every connection of one server shares: the hub, the op runner, the
+// What every connection of one server shares: the hub, the control plane, the
 // binding table, the counters, the live connections and the per-connection
 // settings. Owned by the Server, which outlives every connection.
 #pragma once
@@ -11,15 +11,15 @@
 #include "engine/transport/send_queue.h"
 
 namespace parley::engine {
+class ControlPlane;
 class Hub;
-}
+}  // namespace parley::engine
 
 namespace parley::transport {
 
 class BindingTable;
 class ConnectionRegistry;
 class Metrics;
-class RequestRunner;
 
 struct ConnectionOptions {
   // Largest inbound WebSocket message; a larger one closes the connection
@@ -33,14 +33,11 @@ struct ConnectionOptions {
   std::chrono::milliseconds ping_timeout{20000};
   // TLS and WebSocket handshakes, and the closing handshake.
   std::chrono::milliseconds handshake_timeout{10000};
-  // How long a replay on hello waits for a full send queue to drain before
-  // the connection is closed as too slow.
-  std::chrono::milliseconds replay_stall_timeout{30000};
 };
 
 struct ServerContext {
   engine::Hub& hub;
-  RequestRunner& runner;
+  engine::ControlPlane& control_plane;
   BindingTable& bindings;
   Metrics& metrics;
   ConnectionRegistry& connections;

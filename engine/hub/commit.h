@@ -1,17 +1,20 @@
 // Internal to the hub: one atomic batch of records being assembled by a
-// mutation, and the deliveries it leads to. Not part of the public API.
+// change, the deliveries it leads to, and what the listeners are told once
+// it is durable.
 #pragma once
 
-#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/base/envelope.h"
-#include "engine/hub/hub.h"
+#include "engine/base/error.h"
+#include "engine/hub/hub_listener.h"
+#include "engine/hub/requests.h"
 #include "log/log_store.h"
-#include "log/wake_flag.h"
 
 namespace parley::engine {
 
@@ -21,32 +24,33 @@ inline std::unexpected<Error> storage_error(const log::Error& error) {
               std::string(log::to_string(error.code)) + ": " + error.message);
 }
 
-struct Hub::Delivery {
+// One envelope delivered to one recipient.
+struct PlannedDelivery {
   std::string recipient_id;
   std::shared_ptr<const Envelope> envelope;
   bool substantive = false;
-  // The recipient's inbox.max_pending and high-water mark (spec §12.1)
-  // when the delivery was planned; a cap or mark <= 0 never signals.
+  // The recipient's inbox.max_pending and high-water mark when the delivery
+  // was planned; a cap or mark <= 0 never signals pressure.
   std::int64_t inbox_cap = 0;
   std::int64_t high_water = 0;
   // Index of the staged envelope it delivers (Commit::envelopes).
   std::size_t staged = 0;
 };
 
-struct Hub::Commit {
+struct Commit {
   struct StagedEnvelope {
     std::size_t entry;  // index into entries
     std::shared_ptr<Envelope> envelope;
-    bool deliver = true;  // false for acks and rejects (spec §4.7 step 10)
+    bool deliver = true;  // false for invite acks and rejects
   };
 
   std::vector<log::AppendEntry> entries;
   std::vector<StagedEnvelope> envelopes;
-  std::vector<Delivery> deliveries;  // filled by Hub::commit
+  std::vector<PlannedDelivery> deliveries;  // planned when folded
   // What to tell the listeners once the batch is durable, in order. Each
   // event is told after the deliveries of the first `after` staged
-  // envelopes and before the others' (spec §4.7: dispatch, then
-  // on_envelope_posted, then the transition it causes).
+  // envelopes and before the others': an envelope's deliveries, then its
+  // on_envelope_posted, then the transition it causes.
   struct StagedEvent {
     std::size_t after;
     std::function<void(HubListener&)> tell;
@@ -62,29 +66,17 @@ struct Hub::Commit {
   }
 };
 
-// One post on its way through the pipeline (engine/hub/hub_post.cc). Lives on
-// the posting thread's stack until `done` is set. Two parts finish it: the
-// combiner's (the pipeline ran: `result`, `batch` and `sequenced` are set)
-// and, for a batch the log sequenced, the log's (`durable` is told).
-struct Hub::PostRequest {
-  explicit PostRequest(Envelope& posted) : envelope(posted) {}
-
-  Envelope& envelope;  // the poster's; moved into `batch` once staged
-  Commit batch;        // empty for a refused post or an idempotent retry
-  Result<std::string> result;
-  bool sequenced = false;  // the log took `batch`: `durable` will be told
-  log::Result<void> durable;
-  std::atomic<int> unfinished = 2;
-  log::WakeFlag done;
-  PostRequest* queue_next = nullptr;  // MpscQueue's link
-
-  // Ends `parts` of the two; the last one wakes the poster, after which
-  // the request may be gone.
-  void finish(int parts = 1) {
-    if (unfinished.fetch_sub(parts, std::memory_order_acq_rel) == parts) {
-      done.set();
-    }
-  }
+// A change to the hub, run by the Committer (engine/hub/committer.h).
+template <typename T>
+struct Change {
+  // Runs under the writer lock, against the folded state as of every change
+  // staged before: validates, and stages one atomic batch of records into
+  // the Commit (or none), or refuses. Must not call back into the hub.
+  std::function<Result<T>(Commit&)> stage;
+  // Optional: runs once the batch is durable, or the change failed, before
+  // the batch is published; outside every hub lock. `sequenced`: the log
+  // took the batch (so a failure came after it was folded).
+  std::function<void(const Commit&, const Result<T>&, bool sequenced)> settle;
 };
 
 }  // namespace parley::engine

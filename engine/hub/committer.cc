@@ -1,0 +1,260 @@
+#include "engine/hub/committer.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <condition_variable>
+#include <thread>
+
+#include "parley/schemas/log_generated.h"
+
+namespace parley::engine {
+
+namespace {
+
+// A drain flushes the log at least this often, so that a steady stream of
+// changes cannot hold back the group commit of those it has staged.
+constexpr std::size_t kMaxChangesPerFlush = 256;
+
+}  // namespace
+
+// The committer's own thread: an io_context that runs asynchronous drains,
+// completions and timers.
+struct Committer::Thread {
+  boost::asio::io_context context{1};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
+      work = boost::asio::make_work_guard(context);
+  std::thread thread;
+  std::mutex idle_mutex;
+  std::condition_variable idle;  // in_flight_ fell to 0
+};
+
+Committer::Committer(log::LogStore& store, Hooks hooks)
+    : store_(store),
+      hooks_(std::move(hooks)),
+      thread_(std::make_unique<Thread>()) {}
+
+Committer::~Committer() { close(); }
+
+void Committer::start() {
+  thread_->thread = std::thread([this] { thread_->context.run(); });
+}
+
+Result<void> Committer::Request::outcome() const {
+  if (!staged) return staged;
+  if (sequenced && !durable) return storage_error(durable.error());
+  return {};
+}
+
+void Committer::run(Request& request) {
+  // Counted before closed_ is read, so close() either waits for the request
+  // or the request sees the hub closed.
+  if (!request.blocking) ++in_flight_;
+  if (closed_) {
+    request.complete(
+        std::unexpected(Error{ErrorKind::kStorage, "the hub is closed"}));
+    if (!request.blocking) {
+      delete &request;
+      settled();
+    }
+    return;
+  }
+  queue_.push(&request);
+  if (request.blocking) {
+    drain();
+    request.done.wait();
+    request.complete(request.outcome());
+  } else if (!drain_posted_.exchange(true)) {
+    post([this] {
+      drain_posted_ = false;
+      drain();
+    });
+  }
+}
+
+// Every queued change is taken by some thread: a thread that finds the role
+// taken has queued before the drainer gives the role up, and the drainer
+// looks at the queue again after giving it up (MpscQueue's ordering).
+void Committer::drain() {
+  for (;;) {
+    std::size_t taken = 0;
+    bool sequenced = false;
+    while (taken < kMaxChangesPerFlush && !queue_.empty() &&
+           !combining_.exchange(true)) {
+      {
+        auto writer = lock_writer();
+        Request* request = queue_.take_all();
+        while (request != nullptr) {
+          Request* next = request->queue_next;  // finish() may end it
+          sequenced |= sequence(*request);
+          request = next;
+          ++taken;
+        }
+      }
+      combining_ = false;
+    }
+    // Each change is told its own outcome; the flush only has to happen.
+    if (sequenced) (void)store_.flush();
+    if (taken < kMaxChangesPerFlush) return;
+  }
+}
+
+bool Committer::sequence(Request& request) {
+  request.staged = check_accepting();
+  if (request.staged) request.staged = request.stage();
+  if (!request.staged || request.batch.empty()) {
+    finish(request, 2);
+    return false;
+  }
+  auto positions = store_.append_deferred(
+      request.batch.entries, [this, &request](log::Result<void> durable) {
+        if (durable) {
+          count_audit_bytes(request.batch);
+        } else {
+          stop_accepting(durable.error());
+        }
+        request.durable = std::move(durable);
+        finish(request, 1);
+      });
+  if (!positions) {
+    request.staged = storage_error(positions.error());
+    finish(request, 2);
+    return false;
+  }
+  request.sequenced = true;
+  if (auto folded = hooks_.fold(request.batch, *positions); !folded) {
+    // The state holds a batch the log may not keep: stop changing it.
+    stop_accepting(folded.error());
+    request.staged = std::unexpected(folded.error());
+  }
+  finish(request, 1);
+  return true;
+}
+
+void Committer::finish(Request& request, int parts) {
+  if (request.unfinished.fetch_sub(parts, std::memory_order_acq_rel) != parts) {
+    return;
+  }
+  if (request.blocking) {
+    request.done.set();  // the caller completes it; it may be gone now
+    return;
+  }
+  boost::asio::post(thread_->context, [this, &request] {
+    request.complete(request.outcome());
+    delete &request;
+    settled();
+  });
+}
+
+void Committer::post(std::function<void()> work) {
+  ++in_flight_;
+  boost::asio::post(thread_->context, [this, work = std::move(work)] {
+    work();
+    settled();
+  });
+}
+
+void Committer::settled() {
+  if (--in_flight_ != 0) return;
+  std::lock_guard lock(thread_->idle_mutex);
+  thread_->idle.notify_all();
+}
+
+void Committer::run_after(std::chrono::milliseconds delay,
+                          std::function<void()> work) {
+  if (closed_) {
+    work();
+    return;
+  }
+  auto timer =
+      std::make_shared<boost::asio::steady_timer>(thread_->context, delay);
+  // A timer still pending when the hub closes is dropped with the thread.
+  timer->async_wait(
+      [timer, work = std::move(work)](const boost::system::error_code& error) {
+        if (!error) work();
+      });
+}
+
+std::unique_lock<std::mutex> Committer::lock_writer() {
+  std::unique_lock writer(writer_);
+  recover_after_full_disk();
+  return writer;
+}
+
+Result<void> Committer::check_accepting() const {
+  if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
+  std::lock_guard lock(failure_mutex_);
+  if (failure_) return fail(ErrorKind::kStorage, *failure_);
+  return {};
+}
+
+std::optional<std::string> Committer::failure() const {
+  std::lock_guard lock(failure_mutex_);
+  return failure_;
+}
+
+void Committer::stop_accepting(const Error& error) {
+  std::lock_guard lock(failure_mutex_);
+  if (failure_) return;
+  failure_ = "the hub stopped accepting changes after a failed log write (" +
+             error.message + "); reopen it";
+}
+
+void Committer::stop_accepting(const log::Error& error) {
+  if (error.code != log::ErrorCode::kNoSpace) {
+    stop_accepting(storage_error(error).error());
+    return;
+  }
+  std::lock_guard lock(failure_mutex_);
+  if (failure_) return;
+  failure_ = "the hub stopped accepting changes: the disk filled up while " +
+             std::string("the log was written (") + error.message +
+             "); it accepts them again by itself once space is freed";
+  failure_is_full_disk_ = true;
+}
+
+void Committer::recover_after_full_disk() {
+  {
+    std::lock_guard lock(failure_mutex_);
+    if (!failure_is_full_disk_) return;
+  }
+  if (!store_.resume()) return;  // still no room: try again next time
+  Result<void> rebuilt = hooks_.rehydrate();
+  std::lock_guard lock(failure_mutex_);
+  failure_is_full_disk_ = false;
+  if (rebuilt) {
+    failure_.reset();
+  } else {
+    failure_ = "the hub stopped accepting changes: rebuilding its state " +
+               std::string("after a full disk failed (") +
+               rebuilt.error().message + "); reopen it";
+  }
+}
+
+void Committer::count_audit_bytes(const Commit& batch) {
+  std::int64_t bytes = 0;
+  for (const log::AppendEntry& entry : batch.entries) {
+    const schema::Record* root = schema::GetRecord(entry.record.data());
+    if (root->body_type() == schema::Body::AuditRecorded) {
+      bytes += static_cast<std::int64_t>(entry.record.size());
+    }
+  }
+  if (bytes > 0) audit_bytes_ += bytes;
+}
+
+void Committer::close() {
+  if (closed_.exchange(true)) return;
+  // Whatever is queued is refused; what is sequenced becomes durable.
+  drain();
+  (void)store_.flush();
+  if (!thread_->thread.joinable()) return;
+  {
+    std::unique_lock lock(thread_->idle_mutex);
+    thread_->idle.wait(lock, [&] { return in_flight_ == 0; });
+  }
+  thread_->context.stop();  // drops pending timers
+  thread_->thread.join();
+}
+
+}  // namespace parley::engine

@@ -1,0 +1,208 @@
+// The hub's single writer. Every change to the hub runs through it as a
+// Change (engine/hub/commit.h): in submission order, under one writer lock,
+// the change's stage function validates against the folded state and
+// stages one atomic batch; the batch is handed to the log (sequenced, not
+// yet waited for), folded into the state at once, and made durable by one
+// group commit shared with every change staged meanwhile. A refused change
+// writes nothing.
+//
+// Changes queue on a lock-free queue. A blocking caller (apply) runs the
+// queue itself when nobody else does, so a lone caller pays no thread hop;
+// it then publishes its batch and returns on its own thread. An
+// asynchronous change (submit) never blocks its caller: the committer's
+// own thread runs the queue, and completes the change (settle, publish,
+// done) on that thread once the batch is durable. Callbacks reached from
+// an asynchronous completion (subscribers, listeners) run on that thread
+// and must not block.
+//
+// A failed log write stops every later change, except a full disk: once
+// the log can resume, the hub rebuilds its state from the log and accepts
+// changes again (Hooks::rehydrate).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "engine/base/error.h"
+#include "engine/hub/commit.h"
+#include "engine/hub/mpsc_queue.h"
+#include "log/log_store.h"
+#include "log/wake_flag.h"
+
+namespace parley::engine {
+
+class Committer {
+ public:
+  struct Hooks {
+    // Folds a batch the log has just sequenced at `positions` into the
+    // state and plans its deliveries. Writer lock held.
+    std::function<Result<void>(Commit&, std::span<const log::Position>)> fold;
+    // Delivers a durable batch's envelopes and tells its listener events.
+    // Outside every hub lock.
+    std::function<void(const Commit&)> publish;
+    // Rebuilds the state from the log, after a full disk. Writer lock held.
+    std::function<Result<void>()> rehydrate;
+  };
+
+  Committer(log::LogStore& store, Hooks hooks);
+  Committer(const Committer&) = delete;
+  Committer& operator=(const Committer&) = delete;
+  ~Committer();
+
+  // Starts the committer's thread. Call once, before submit().
+  void start();
+
+  // Runs `change` and returns its outcome once its batch is durable and
+  // published (or the change was refused). Thread-safe.
+  template <typename T>
+  Result<T> apply(Change<T> change);
+
+  // Runs `change` without blocking; `done` is told the outcome on the
+  // committer's thread (at once, on the calling thread, when the hub is
+  // closed). Thread-safe.
+  template <typename T>
+  void submit(Change<T> change, std::type_identity_t<Done<T>> done);
+
+  // Runs `work` on the committer's thread after `delay` (at once, on the
+  // calling thread, when the hub is closed). For timeouts of asynchronous
+  // changes; `work` must check that it is still wanted.
+  void run_after(std::chrono::milliseconds delay, std::function<void()> work);
+  // Runs `work` on the committer's thread, after what is queued there.
+  void post(std::function<void()> work);
+
+  // kStorage when the hub is closed or has stopped accepting changes.
+  Result<void> check_accepting() const;
+  // Why the hub stopped accepting changes, if it has.
+  std::optional<std::string> failure() const;
+  // Log bytes of audit records made durable since the hub opened.
+  std::int64_t audit_bytes() const { return audit_bytes_.load(); }
+
+  // Refuses every later change, waits until every queued one is done and
+  // every asynchronous one completed, and stops the committer's thread.
+  // Idempotent. The caller closes the store afterwards.
+  void close();
+
+  // Holds the writer lock: nothing is staged while it is held.
+  std::unique_lock<std::mutex> lock_writer();
+
+ private:
+  // One change on its way through the queue.
+  class Request {
+   public:
+    virtual ~Request() = default;
+    Commit batch;
+    Request* queue_next = nullptr;  // MpscQueue's link
+    bool blocking = false;
+
+   private:
+    friend class Committer;
+    // The change's stage function, writer lock held.
+    virtual Result<void> stage() = 0;
+    // Settles, publishes unless refused, and tells the caller.
+    virtual void complete(Result<void> outcome) = 0;
+    // The outcome from what the pipeline and the log said.
+    Result<void> outcome() const;
+
+    Result<void> staged;        // the stage function's refusal, if any
+    bool sequenced = false;     // the log took `batch`: `durable` is told
+    log::Result<void> durable;  // the log's word on the batch
+    std::atomic<int> unfinished = 2;
+    log::WakeFlag done;  // blocking requests: both parts finished
+  };
+
+  template <typename T>
+  class TypedRequest;
+  struct Thread;
+
+  // Queues `request` and sees that it runs; a blocking request then waits
+  // and completes on the calling thread.
+  void run(Request& request);
+  void enqueue(Request& request);
+  // Runs every queued change unless another thread is doing so, then
+  // flushes the log.
+  void drain();
+  // Stage, append and fold of one request, writer lock held; whether the
+  // log took its batch.
+  bool sequence(Request& request);
+  // Ends `parts` of a request's two (the pipeline's and the log's); the
+  // last one completes it.
+  void finish(Request& request, int parts);
+  // After a failed log write or fold: every later change is refused.
+  void stop_accepting(const Error& error);
+  void stop_accepting(const log::Error& error);
+  // Writer lock held: rehydrates after a full disk once the log resumes.
+  void recover_after_full_disk();
+  void count_audit_bytes(const Commit& batch);
+  // One asynchronous request or posted work is done.
+  void settled();
+
+  log::LogStore& store_;
+  const Hooks hooks_;
+  std::mutex writer_;  // serialises staging: held while staging and folding
+  MpscQueue<Request> queue_;
+  std::atomic<bool> combining_ = false;     // a thread is draining queue_
+  std::atomic<bool> drain_posted_ = false;  // a drain waits on the thread
+  std::atomic<bool> closed_ = false;
+  std::atomic<int> in_flight_ = 0;  // asynchronous requests not completed
+  std::atomic<std::int64_t> audit_bytes_ = 0;
+  mutable std::mutex failure_mutex_;
+  std::optional<std::string> failure_;  // guarded by failure_mutex_
+  bool failure_is_full_disk_ = false;   // guarded by failure_mutex_
+  std::unique_ptr<Thread> thread_;
+};
+
+template <typename T>
+class Committer::TypedRequest final : public Committer::Request {
+ public:
+  TypedRequest(Committer& committer, Change<T> change, Done<T> done)
+      : committer_(committer),
+        change_(std::move(change)),
+        done_(std::move(done)) {}
+
+ private:
+  Result<void> stage() override {
+    result_ = change_.stage(batch);
+    if (!result_) return std::unexpected(result_.error());
+    return {};
+  }
+  void complete(Result<void> outcome) override {
+    if (!outcome) result_ = std::unexpected(outcome.error());
+    if (change_.settle) change_.settle(batch, result_, sequenced);
+    if (result_) committer_.hooks_.publish(batch);
+    done_(std::move(result_));
+  }
+
+  Committer& committer_;
+  Change<T> change_;
+  Done<T> done_;
+  Result<T> result_ = std::unexpected(Error{ErrorKind::kStorage, "not run"});
+};
+
+template <typename T>
+Result<T> Committer::apply(Change<T> change) {
+  Result<T> out = std::unexpected(Error{ErrorKind::kStorage, "not run"});
+  TypedRequest<T> request(*this, std::move(change), [&out](Result<T> result) {
+    out = std::move(result);
+  });
+  request.blocking = true;
+  run(request);
+  return out;
+}
+
+template <typename T>
+void Committer::submit(Change<T> change, std::type_identity_t<Done<T>> done) {
+  auto request = std::make_unique<TypedRequest<T>>(*this, std::move(change),
+                                                   std::move(done));
+  run(*request.release());  // deleted once completed
+}
+
+}  // namespace parley::engine

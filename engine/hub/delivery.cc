@@ -1,0 +1,197 @@
+#include "engine/hub/delivery.h"
+
+#include <exception>
+#include <iostream>
+#include <optional>
+
+#include "engine/base/event_types.h"
+
+namespace parley::engine {
+
+void HubCore::tell(const std::function<void(HubListener&)>& event) const {
+  for (const auto& listener : listeners) {
+    try {
+      event(*listener);
+    } catch (const std::exception& error) {
+      std::cerr << "parley: a hub listener failed: " << error.what() << '\n';
+    } catch (...) {
+      std::cerr << "parley: a hub listener failed\n";
+    }
+  }
+}
+
+void Delivery::subscribe(std::string_view agent_id, DeliveryCallback callback) {
+  std::lock_guard lock(mutex_);
+  subscribers_.insert_or_assign(std::string(agent_id), std::move(callback));
+}
+
+std::shared_ptr<DeliveryQueue> Delivery::subscribe_queue(
+    std::string_view agent_id) {
+  auto queue = std::make_shared<DeliveryQueue>();
+  subscribe(agent_id, [queue](const std::string&, const Envelope& envelope) {
+    queue->push(envelope);
+  });
+  return queue;
+}
+
+void Delivery::unsubscribe(std::string_view agent_id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = subscribers_.find(agent_id); it != subscribers_.end()) {
+    subscribers_.erase(it);
+  }
+}
+
+void Delivery::forget(std::string_view agent_id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = subscribers_.find(agent_id); it != subscribers_.end()) {
+    subscribers_.erase(it);
+  }
+  if (auto it = pending_inbox_.find(agent_id); it != pending_inbox_.end()) {
+    pending_inbox_.erase(it);
+  }
+}
+
+std::vector<PlannedDelivery> Delivery::plan(
+    const ChannelMetadata& metadata,
+    const std::shared_ptr<const Envelope>& shared) const {
+  const Envelope& envelope = *shared;
+  const Registry& registry = core_.state.registry;
+  std::vector<std::string> ids;
+  if (envelope.audience) {
+    for (const auto& id : *envelope.audience) {
+      if (registry.find(id)) {
+        ids.push_back(id);
+      } else if (auto resolved =
+                     core_.arbiter->resolve_unknown_audience(envelope, id)) {
+        std::ranges::copy(*resolved, std::back_inserter(ids));
+      }
+    }
+  } else {
+    for (const Participant& participant : metadata.participants) {
+      if (participant.agent_id != envelope.sender_id) {
+        ids.push_back(participant.agent_id);
+      }
+    }
+  }
+  const bool substantive = !event_type::is_protocol(envelope.event_type);
+  std::vector<PlannedDelivery> out;
+  for (auto& id : ids) {
+    const AgentRecord* recipient = registry.find(id);
+    if (!recipient ||
+        !core_.arbiter->authorize_dispatch(registry, envelope, *recipient)) {
+      continue;
+    }
+    PlannedDelivery delivery{std::move(id), shared, substantive};
+    delivery.inbox_cap = recipient->rule.limits.inbox_max_pending;
+    delivery.high_water = recipient->rule.limits.inbox_high_water.value_or(
+        std::max<std::int64_t>(1, delivery.inbox_cap * 8 / 10));
+    out.push_back(std::move(delivery));
+  }
+  return out;
+}
+
+Result<void> Delivery::check_inboxes(const ChannelMetadata& metadata,
+                                     const Envelope& envelope) const {
+  std::vector<std::string> recipients;
+  if (envelope.audience) {
+    recipients = *envelope.audience;
+  } else {
+    for (const Participant& participant : metadata.participants) {
+      recipients.push_back(participant.agent_id);
+    }
+  }
+  std::lock_guard lock(mutex_);
+  for (const auto& id : recipients) {
+    if (id == envelope.sender_id) continue;
+    const AgentRecord* recipient = core_.state.registry.find(id);
+    if (!recipient) continue;
+    auto pending = pending_inbox_.find(id);
+    const std::int64_t current =
+        pending == pending_inbox_.end() ? 0 : pending->second;
+    if (auto room =
+            core_.arbiter->authorize_inbox(*recipient, envelope, current);
+        !room) {
+      return room;
+    }
+  }
+  return {};
+}
+
+void Delivery::drained_by(std::string_view agent_id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = pending_inbox_.find(agent_id);
+      it != pending_inbox_.end() && it->second > 0) {
+    --it->second;
+  }
+}
+
+void Delivery::publish(const Commit& batch) {
+  const std::span<const PlannedDelivery> deliveries = batch.deliveries;
+  std::size_t next_event = 0;
+  std::size_t next_delivery = 0;
+  auto tell_until = [&](std::size_t staged) {
+    while (next_event < batch.events.size() &&
+           batch.events[next_event].after <= staged) {
+      core_.tell(batch.events[next_event++].tell);
+    }
+  };
+  for (std::size_t staged = 0; staged < batch.envelopes.size(); ++staged) {
+    tell_until(staged);
+    std::size_t end = next_delivery;
+    while (end < deliveries.size() && deliveries[end].staged == staged) ++end;
+    deliver(deliveries.subspan(next_delivery, end - next_delivery));
+    next_delivery = end;
+  }
+  deliver(deliveries.subspan(next_delivery));
+  tell_until(batch.envelopes.size());
+}
+
+// A substantive delivery to a bound recipient raises its pending count;
+// crossing the high-water mark from below signals pressure. A subscriber
+// that throws fails only its own delivery (on_dispatch_failed).
+void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
+  for (const PlannedDelivery& delivery : deliveries) {
+    DeliveryCallback callback;
+    std::optional<std::int64_t> pressure;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = subscribers_.find(delivery.recipient_id);
+      if (it == subscribers_.end()) continue;  // offline: replay catches up
+      callback = it->second;
+      if (delivery.substantive) {
+        const std::int64_t count = ++pending_inbox_[delivery.recipient_id];
+        if (delivery.inbox_cap > 0 && delivery.high_water > 0 &&
+            count == delivery.high_water) {
+          pressure = count;
+        }
+      }
+    }
+    auto failed = [&](const std::string& what) {
+      core_.tell([&](HubListener& listener) {
+        listener.on_dispatch_failed(*delivery.envelope, delivery.recipient_id,
+                                    what);
+      });
+    };
+    try {
+      callback(delivery.recipient_id, *delivery.envelope);
+    } catch (const std::exception& error) {
+      failed(error.what());
+    } catch (...) {
+      failed("unknown error");
+    }
+    if (pressure) {
+      core_.tell([&](HubListener& listener) {
+        listener.on_inbox_pressure(delivery.recipient_id, *pressure,
+                                   delivery.inbox_cap);
+      });
+    }
+  }
+}
+
+std::map<std::string, std::int64_t, std::less<>> Delivery::pending_inbox()
+    const {
+  std::lock_guard lock(mutex_);
+  return pending_inbox_;
+}
+
+}  // namespace parley::engine

@@ -1,0 +1,74 @@
+// Who receives what (spec §1.4, §7.6, §12.1): the subscribers bound to
+// agents, their pending-inbox counters, the deliveries a folded batch
+// plans and their publication once it is durable, and what a reconnecting
+// agent missed.
+//
+// Thread safety: every member may be called from any thread; the
+// subscriber table and counters are guarded by the part's own mutex, never
+// held while a subscriber or listener runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/base/envelope.h"
+#include "engine/base/error.h"
+#include "engine/hub/commit.h"
+#include "engine/hub/delivery_queue.h"
+#include "engine/hub/hub_core.h"
+
+namespace parley::engine {
+
+class Delivery {
+ public:
+  explicit Delivery(HubCore& core) : core_(core) {}
+  Delivery(const Delivery&) = delete;
+  Delivery& operator=(const Delivery&) = delete;
+
+  void subscribe(std::string_view agent_id, DeliveryCallback callback);
+  std::shared_ptr<DeliveryQueue> subscribe_queue(std::string_view agent_id);
+  void unsubscribe(std::string_view agent_id);
+  // An unregistered agent: its subscription and counter are dropped.
+  void forget(std::string_view agent_id);
+
+  // The recipients of `envelope` in a channel described by `metadata`: its
+  // audience, or every participant but the sender; an unknown id replaced
+  // by what the arbiter resolves it to, or dropped; recipients the arbiter
+  // refuses skipped. Caller holds core.state_mutex.
+  std::vector<PlannedDelivery> plan(
+      const ChannelMetadata& metadata,
+      const std::shared_ptr<const Envelope>& envelope) const;
+
+  // Refuses a substantive post when a recipient's inbox is at its cap
+  // (the arbiter's authorize_inbox). Caller holds the writer lock.
+  Result<void> check_inboxes(const ChannelMetadata& metadata,
+                             const Envelope& envelope) const;
+  // A substantive post by `agent_id` proves it drains its inbox: its
+  // pending count drops by one (never below 0).
+  void drained_by(std::string_view agent_id);
+
+  // Delivers a durable batch's envelopes and tells its listener events,
+  // interleaved as Commit::StagedEvent::after says.
+  void publish(const Commit& batch);
+
+  // Pending counts per agent, for health().
+  std::map<std::string, std::int64_t, std::less<>> pending_inbox() const;
+
+ private:
+  void deliver(std::span<const PlannedDelivery> deliveries);
+
+  HubCore& core_;
+  mutable std::mutex mutex_;  // guards the two maps below
+  std::map<std::string, DeliveryCallback, std::less<>> subscribers_;
+  // Substantive deliveries not yet answered by a post.
+  std::map<std::string, std::int64_t, std::less<>> pending_inbox_;
+};
+
+}  // namespace parley::engine

@@ -1,0 +1,60 @@
+// Internal to the hub: what every part of it shares. Its configuration is
+// fixed once the hub opens; the folded state is written only by the
+// Committer's writer, with `state_mutex` held exclusively, and read under
+// it shared.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/adapters/adapter_registry.h"
+#include "engine/base/clock.h"
+#include "engine/base/ids.h"
+#include "engine/expectations/expectation_registry.h"
+#include "engine/hub/arbiter.h"
+#include "engine/hub/hub_listener.h"
+#include "engine/registry/auth.h"
+#include "engine/state/hub_state.h"
+#include "log/log_store.h"
+
+namespace parley::engine {
+
+struct HubCore {
+  explicit HubCore(std::shared_ptr<log::LogStore> log_store)
+      : store(std::move(log_store)) {}
+  HubCore(const HubCore&) = delete;
+  HubCore& operator=(const HubCore&) = delete;
+
+  std::shared_ptr<log::LogStore> store;
+  std::shared_ptr<const Clock> clock;
+  std::shared_ptr<const AuthRegistry> auth;
+  std::chrono::milliseconds invite_ack_timeout{30000};
+  AdapterRegistry adapters;
+  // Added to only while no tick runs (at open, or by the embedder).
+  ExpectationRegistry expectations;
+  std::vector<std::shared_ptr<HubListener>> listeners;
+  std::shared_ptr<const Arbiter> arbiter;
+  EnvelopeIdMinter minter;
+
+  mutable std::shared_mutex state_mutex;
+  HubState state{adapters};
+  // Notified (on state_mutex) whenever a fold may have changed a channel's
+  // lifecycle, and when the hub closes.
+  std::condition_variable_any lifecycle_changed;
+  std::atomic<bool> closed = false;
+
+  std::string now() const { return format_timestamp(clock->now()); }
+
+  // Tells every listener `event`, in order; a listener that throws is
+  // reported on stderr and skipped. Call with no hub lock held.
+  void tell(const std::function<void(HubListener&)>& event) const;
+};
+
+}  // namespace parley::engine

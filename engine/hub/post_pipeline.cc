@@ -1,0 +1,219 @@
+#include "engine/hub/post_pipeline.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/base/event_types.h"
+#include "engine/base/idempotency.h"
+#include "engine/base/python_repr.h"
+#include "engine/hub/listener_events.h"
+#include "engine/records/log_records.h"
+
+namespace parley::engine {
+
+Change<std::string> PostPipeline::post(std::shared_ptr<Envelope> envelope) {
+  auto spent_token = std::make_shared<bool>(false);
+  return {
+      [this, envelope, spent_token](Commit& batch) {
+        return stage(*envelope, batch, *spent_token);
+      },
+      [this, spent_token](const Commit& batch,
+                          const Result<std::string>& posted, bool sequenced) {
+        if (batch.empty()) return;  // refused, or an idempotent retry
+        forget_in_flight(batch);
+        const Envelope& staged = *batch.envelopes.front().envelope;
+        if (!posted) {
+          // Refused before the log took it: the token is not spent.
+          if (!sequenced && *spent_token) {
+            rate_limiter_.refund(staged.sender_id);
+          }
+          return;
+        }
+        // Posting anything substantive proves the sender drains its
+        // inbox.
+        if (!event_type::is_protocol(staged.event_type)) {
+          delivery_.drained_by(staged.sender_id);
+        }
+      }};
+}
+
+Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
+                                        bool& spent_token) {
+  const std::string sender_id = envelope.sender_id;
+  const bool substantive = !event_type::is_protocol(envelope.event_type);
+  // 1. sender registered
+  const AgentRecord* sender = core_.state.registry.find(envelope.sender_id);
+  if (!sender) {
+    return not_found("sender not registered: " + envelope.sender_id);
+  }
+  // 1b. a retry of an idempotent post returns the original's id
+  std::string idempotency_key;
+  if (envelope.idempotency_key && !envelope.idempotency_key->empty()) {
+    idempotency_key = post_idempotency_key(
+        envelope.channel_id, envelope.sender_id, *envelope.idempotency_key);
+    auto original = idempotent_original(idempotency_key, envelope);
+    if (!original) return std::unexpected(original.error());
+    if (*original) return std::move(**original);
+  }
+  // 2. the sender's outbound and depth rules, then its rate limit
+  if (auto allowed = core_.arbiter->authorize_send(core_.state.registry,
+                                                   *sender, envelope);
+      !allowed) {
+    return std::unexpected(allowed.error());
+  }
+  const bool rate_limited =
+      !event_type::is_channel_protocol(envelope.event_type);
+  if (rate_limited) {
+    if (auto allowed = rate_limiter_.check(*sender, core_.clock->now());
+        !allowed) {
+      return std::unexpected(allowed.error());
+    }
+  }
+  // 3-5. the channel and its state
+  const ChannelEntry* channel = core_.state.channels.find(envelope.channel_id);
+  if (!channel) return not_found("channel not found: " + envelope.channel_id);
+  const ChannelMetadata& metadata = channel->metadata;
+  const std::string label = channel_label(metadata.channel_id);
+  if (is_terminal(metadata.state)) {
+    return protocol_error(label + " is " +
+                          std::string(to_string(metadata.state)));
+  }
+  if (substantive && metadata.state != ChannelState::kActive) {
+    return protocol_error(label + " not active (state=" +
+                          std::string(to_string(metadata.state)) + ")");
+  }
+  // Only participants post (ADR 0021, DESIGN.md).
+  if (!metadata.has_participant(envelope.sender_id) &&
+      !tasks_.admits_cancel_request(metadata, envelope)) {
+    return protocol_error(label +
+                          " only accepts sends from participants, got " +
+                          single_quoted(envelope.sender_id));
+  }
+  // 6. the adapter
+  const std::string manifest_label = single_quoted(metadata.manifest.type) +
+                                     "@v" +
+                                     std::to_string(metadata.manifest.version);
+  if (!channel->adapter) {
+    return protocol_error(label + " has no registered adapter (manifest " +
+                          manifest_label + ")");
+  }
+  // 7. inbox capacity
+  if (substantive) {
+    if (auto room = delivery_.check_inboxes(metadata, envelope); !room) {
+      return std::unexpected(room.error());
+    }
+  }
+  // 8. validate, stamp, decide what follows
+  envelope.envelope_id.clear();
+  if (auto valid = channel->adapter->validate_send(metadata, view_of(envelope),
+                                                   *channel->state);
+      !valid) {
+    return std::unexpected(valid.error());
+  }
+  envelope.envelope_id = core_.minter.mint();
+  envelope.created_at = core_.now();
+  const std::string_view type = envelope.event_type;
+  const bool ack = type == event_type::kChannelInviteAck;
+  const bool reject = type == event_type::kChannelInviteReject;
+  const bool pending = metadata.state == ChannelState::kPending;
+  std::optional<AcceptResult> accepted;
+  if (!ack && !reject) {
+    auto after = channel->state->clone();
+    channel->adapter->fold(view_of(envelope), *after);
+    accepted =
+        channel->adapter->on_accepted(metadata, view_of(envelope), *after);
+  }
+  const bool activates = ack && pending && metadata.rejected_by.empty() &&
+                         metadata.pending_acks.size() == 1 &&
+                         metadata.pending_acks.front() == envelope.sender_id;
+  const std::string envelope_id = envelope.envelope_id;
+  if (rate_limited) {
+    rate_limiter_.consume(sender_id);
+    spent_token = true;
+  }
+  batch.add_envelope(std::move(envelope), /*hub_authored=*/false,
+                     /*deliver=*/!ack && !reject);
+  if (!idempotency_key.empty()) {
+    stage_idempotency_key(batch, std::move(idempotency_key));
+  }
+  if (!ack && !reject) stage_envelope_posted(core_, reads_, batch);
+  if (activates) {
+    stage_channel_event(core_, reads_, batch, metadata.channel_id, "opened",
+                        {});
+    batch.add_envelope(channels_.hub_envelope(
+                           metadata, event_type::kChannelOpened,
+                           {{"channel_id", metadata.channel_id}}, std::nullopt),
+                       /*hub_authored=*/true, /*deliver=*/true);
+    stage_envelope_posted(core_, reads_, batch);
+  } else if (reject && pending) {
+    channels_.stage_terminal(batch, *channel, ChannelState::kClosed,
+                             "invite_rejected");
+  } else if (accepted && accepted->next_state &&
+             is_terminal(*accepted->next_state)) {
+    // A non-terminal next state (no built-in asks for one) is not applied:
+    // lifecycle is folded from envelopes, and no envelope marks it.
+    channels_.stage_terminal(batch, *channel, *accepted->next_state,
+                             accepted->auto_close_reason);
+  }
+  return envelope_id;
+}
+
+Result<std::optional<std::string>> PostPipeline::idempotent_original(
+    std::string_view key, const Envelope& retry) const {
+  std::optional<Envelope> original;
+  {
+    std::lock_guard lock(idempotency_mutex_);
+    if (auto it = idempotency_in_flight_.find(key);
+        it != idempotency_in_flight_.end()) {
+      original = *it->second;
+    }
+  }
+  if (!original) {
+    auto sequence = core_.store->find_idempotency_key(key);
+    if (!sequence) {
+      return storage_error(sequence.error());
+    }
+    if (!*sequence) return std::optional<std::string>{};
+    auto read = core_.store->read(**sequence, **sequence,
+                                  [&](std::uint64_t, std::string_view record) {
+                                    original = decode_envelope(record);
+                                    return false;
+                                  });
+    if (!read) {
+      return storage_error(read.error());
+    }
+    if (!original) {
+      return fail(ErrorKind::kStorage,
+                  "corruption: the idempotency index points at log record " +
+                      std::to_string(**sequence) + ", which is no envelope");
+    }
+  }
+  if (!same_post_payload(*original, retry)) {
+    return fail(ErrorKind::kConflict,
+                "idempotency key '" + *retry.idempotency_key +
+                    "' was already used by sender '" + retry.sender_id +
+                    "' in channel '" + retry.channel_id +
+                    "' with another payload (envelope " +
+                    original->envelope_id + ")");
+  }
+  return std::optional<std::string>(original->envelope_id);
+}
+
+void PostPipeline::stage_idempotency_key(Commit& batch, std::string key) {
+  const Commit::StagedEnvelope& staged = batch.envelopes.front();
+  batch.entries[staged.entry].idempotency_key = key;
+  std::lock_guard lock(idempotency_mutex_);
+  idempotency_in_flight_.insert_or_assign(std::move(key), staged.envelope);
+}
+
+void PostPipeline::forget_in_flight(const Commit& batch) {
+  const std::string& key =
+      batch.entries[batch.envelopes.front().entry].idempotency_key;
+  if (key.empty()) return;  // most posts: no key, no lock
+  std::lock_guard lock(idempotency_mutex_);
+  if (auto it = idempotency_in_flight_.find(key);
+      it != idempotency_in_flight_.end()) {
+    idempotency_in_flight_.erase(it);
+  }
+}
+
+}  // namespace parley::engine

@@ -1,0 +1,77 @@
+// The post pipeline: AG2's checks in AG2's order (the sender, an
+// idempotent retry, the sender's rules and rate, the channel and its
+// state, participation, the adapter, inbox capacity, the adapter's own
+// validation), then the staged envelope and what it causes (the channel
+// opening, closing). Each post is a change run by the Committer; its stage
+// function runs under the writer lock.
+//
+// Idempotent posts: a non-empty idempotency_key is indexed per (channel,
+// sender, key) in the same batch as the envelope; a retry with the same
+// payload returns the original's id and writes nothing, another payload is
+// a conflict. Keys of posts staged but not yet durable are kept in memory
+// so that a concurrent retry finds them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/base/envelope.h"
+#include "engine/base/error.h"
+#include "engine/hub/channel_lifecycle.h"
+#include "engine/hub/commit.h"
+#include "engine/hub/delivery.h"
+#include "engine/hub/hub_core.h"
+#include "engine/hub/rate_limiter.h"
+#include "engine/hub/state_reads.h"
+#include "engine/hub/task_mutations.h"
+
+namespace parley::engine {
+
+class PostPipeline {
+ public:
+  PostPipeline(HubCore& core, const StateReads& reads, Delivery& delivery,
+               const ChannelLifecycle& channels, const TaskMutations& tasks)
+      : core_(core),
+        reads_(reads),
+        delivery_(delivery),
+        channels_(channels),
+        tasks_(tasks) {}
+
+  // The post of `envelope` (the caller's, left as it was passed when the
+  // post is refused before it is staged); the minted envelope id.
+  Change<std::string> post(std::shared_ptr<Envelope> envelope);
+
+  // An unregistered sender's rate bucket goes.
+  void forget_sender(std::string_view agent_id) {
+    rate_limiter_.forget(agent_id);
+  }
+
+ private:
+  Result<std::string> stage(Envelope& envelope, Commit& batch,
+                            bool& spent_token);
+  // The id of the post `retry` repeats under index key `key`, nullopt for a
+  // new key, or kConflict when the key was used with another payload.
+  Result<std::optional<std::string>> idempotent_original(
+      std::string_view key, const Envelope& retry) const;
+  // Indexes the batch's first staged envelope under `key` and remembers it
+  // until forget_in_flight(batch).
+  void stage_idempotency_key(Commit& batch, std::string key);
+  void forget_in_flight(const Commit& batch);
+
+  HubCore& core_;
+  const StateReads& reads_;
+  Delivery& delivery_;
+  const ChannelLifecycle& channels_;
+  const TaskMutations& tasks_;
+  RateLimiter rate_limiter_;
+  mutable std::mutex idempotency_mutex_;
+  // Index key -> staged post whose batch is not durable yet.
+  std::map<std::string, std::shared_ptr<const Envelope>, std::less<>>
+      idempotency_in_flight_;
+};
+
+}  // namespace parley::engine

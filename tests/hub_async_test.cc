@@ -1,0 +1,231 @@
+// The completion-style hub calls (Dispatch::kAsync) and the op layer's
+// non-blocking call: nothing blocks the caller, outcomes arrive on the
+// hub's own thread, and they mean what the blocking calls mean.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/base/event_types.h"
+#include "engine/base/flex_json.h"
+#include "engine/ops/invite_reply.h"
+#include "tests/hub_fixture.h"
+
+namespace parley::testing {
+namespace {
+
+using engine::ChannelMetadata;
+using engine::ChannelState;
+using engine::Result;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// The outcome a completion-style call told, and the thread it told it on.
+template <typename T>
+struct Told {
+  std::promise<std::pair<Result<T>, std::thread::id>> promise;
+  std::future<std::pair<Result<T>, std::thread::id>> future =
+      promise.get_future();
+
+  engine::Done<T> done() {
+    return [this](Result<T> result) {
+      promise.set_value({std::move(result), std::this_thread::get_id()});
+    };
+  }
+  bool ready() const {
+    return future.wait_for(0s) == std::future_status::ready;
+  }
+  std::pair<Result<T>, std::thread::id> get() {
+    REQUIRE(future.wait_for(30s) == std::future_status::ready);
+    return future.get();
+  }
+};
+
+engine::Envelope text(std::string_view channel, std::string_view sender,
+                      std::string_view body) {
+  engine::Envelope envelope;
+  envelope.channel_id = std::string(channel);
+  envelope.sender_id = std::string(sender);
+  envelope.event_type = std::string(engine::event_type::kText);
+  envelope.event_data = engine::to_flex(json{{"text", body}}).value();
+  return envelope;
+}
+
+}  // namespace
+
+TEST_SUITE("hub_async") {
+  TEST_CASE("a completion-style post is told on the hub's thread") {
+    TestHub th;
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    auto channel = th.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+
+    Told<std::string> told;
+    th.hub().post_envelope(text(channel->channel_id, alice, "hi"), told.done());
+    auto [posted, thread] = told.get();
+    REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
+    CHECK(thread != std::this_thread::get_id());
+    const auto wal = th.wal(channel->channel_id);
+    REQUIRE_FALSE(wal.empty());
+    CHECK(wal.back().envelope_id == *posted);
+  }
+
+  TEST_CASE("completion-style posts keep their channel's submission order") {
+    TestHub th;
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    auto channel = th.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+
+    constexpr int kPosts = 300;
+    std::vector<Told<std::string>> told(kPosts);
+    for (int i = 0; i < kPosts; ++i) {
+      th.hub().post_envelope(text(channel->channel_id, i % 2 ? bob : alice,
+                                  "text " + std::to_string(i)),
+                             told[i].done());
+    }
+    std::vector<std::string> ids;
+    for (auto& one : told) {
+      auto [posted, thread] = one.get();
+      REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
+      ids.push_back(*posted);
+    }
+    std::vector<std::string> logged;
+    for (const auto& envelope : th.wal(channel->channel_id)) {
+      if (envelope.event_type == engine::event_type::kText) {
+        logged.push_back(envelope.envelope_id);
+      }
+    }
+    CHECK(logged == ids);
+    CHECK(th.state(channel->channel_id)["turn_count"] == kPosts);
+  }
+
+  TEST_CASE("a completion-style refusal is the blocking call's refusal") {
+    TestHub th;
+    const std::string alice = th.add_agent("alice");
+    Told<std::string> told;
+    th.hub().post_envelope(text("no-such-channel", alice, "hi"), told.done());
+    auto [refused, thread] = told.get();
+    auto blocking =
+        th.hub().post_envelope(text("no-such-channel", alice, "hi"));
+    REQUIRE_FALSE(refused.has_value());
+    REQUIRE_FALSE(blocking.has_value());
+    CHECK(refused.error().kind == blocking.error().kind);
+    CHECK(refused.error().message == blocking.error().message);
+  }
+
+  TEST_CASE(
+      "create_channel returns at once and completes when the invitee acks") {
+    TestHub th;
+    th.set_options([](engine::HubOptions& options) {
+      options.invite_ack_timeout = std::chrono::seconds(30);
+    });
+    th.restart();
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    th.set_invitee(bob, TestHub::Invitee::kSilent);
+
+    Told<ChannelMetadata> told;
+    th.hub().create_channel({.creator_id = alice,
+                             .manifest_type = "conversation",
+                             .participants = {bob}},
+                            told.done());
+    // The caller is free while the handshake waits: find the invite, ack it.
+    std::optional<engine::Envelope> invite;
+    for (int i = 0; i < 3000 && !invite; ++i) {
+      for (const auto& envelope : th.inbox(bob)) {
+        if (envelope.event_type == engine::event_type::kChannelInvite) {
+          invite = envelope;
+        }
+      }
+      if (!invite) std::this_thread::sleep_for(1ms);
+    }
+    REQUIRE(invite.has_value());
+    CHECK_FALSE(told.ready());
+    Told<std::string> acked;
+    th.hub().post_envelope(engine::invite_reply(*invite, bob, std::nullopt),
+                           acked.done());
+    auto [ack, ack_thread] = acked.get();
+    REQUIRE_MESSAGE(ack.has_value(), error_message(ack));
+    auto [opened, thread] = told.get();
+    REQUIRE_MESSAGE(opened.has_value(), error_message(opened));
+    CHECK(opened->state == ChannelState::kActive);
+    CHECK(thread != std::this_thread::get_id());
+  }
+
+  TEST_CASE("create_channel's ack timeout is told without a waiting thread") {
+    TestHub th;
+    th.set_options([](engine::HubOptions& options) {
+      options.invite_ack_timeout = 100ms;
+    });
+    th.restart();
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    th.set_invitee(bob, TestHub::Invitee::kSilent);
+
+    Told<ChannelMetadata> told;
+    th.hub().create_channel({.creator_id = alice,
+                             .manifest_type = "conversation",
+                             .participants = {bob}},
+                            told.done());
+    auto [timed_out, thread] = told.get();
+    REQUIRE_FALSE(timed_out.has_value());
+    CHECK(timed_out.error().kind == engine::ErrorKind::kProtocol);
+    CHECK(timed_out.error().message.ends_with(" ack timeout"));
+    const auto channels = th.hub().list_channels({}, {});
+    REQUIRE(channels.size() == 1);
+    CHECK(channels.front().state == ChannelState::kClosed);
+    CHECK(channels.front().close_reason == "invite_timeout");
+  }
+
+  TEST_CASE("a completion-style call on a closed hub is told at once") {
+    TestHub th;
+    const std::string alice = th.add_agent("alice");
+    REQUIRE(th.hub().close().has_value());
+    Told<void> told;
+    th.hub().set_skill(alice, "# skill", told.done());
+    REQUIRE(told.ready());
+    auto [result, thread] = told.get();
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().message == "the hub is closed");
+    CHECK(thread == std::this_thread::get_id());
+  }
+
+  TEST_CASE("the op layer answers a read at once and a mutation once durable") {
+    TestHub th;
+    const std::string alice = th.add_agent("alice");
+
+    std::optional<Result<json>> read;
+    th.ops().call("get_agent", {{"name_or_id", "alice"}}, nullptr,
+                  [&read](Result<json> answer) { read = std::move(answer); });
+    REQUIRE(read.has_value());
+    REQUIRE(read->has_value());
+    CHECK((**read)["agent_id"] == alice);
+
+    const auto before = th.hub().get_resume(alice);
+    REQUIRE(before.has_value());
+    std::promise<std::pair<Result<json>, std::thread::id>> promise;
+    th.ops().call(
+        "set_resume", {{"agent_id", alice}, {"resume", {{"summary", "async"}}}},
+        nullptr, [&promise](Result<json> answer) {
+          promise.set_value({std::move(answer), std::this_thread::get_id()});
+        });
+    auto future = promise.get_future();
+    REQUIRE(future.wait_for(30s) == std::future_status::ready);
+    auto [written, thread] = future.get();
+    REQUIRE_MESSAGE(written.has_value(), error_message(written));
+    CHECK(written->is_null());
+    CHECK(thread != std::this_thread::get_id());
+    auto resume = th.hub().get_resume(alice);
+    REQUIRE(resume.has_value());
+    CHECK(resume->version == before->version + 1);
+    CHECK(resume->summary == "async");
+  }
+
+}  // TEST_SUITE
+
+}  // namespace parley::testing
