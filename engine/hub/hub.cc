@@ -440,16 +440,6 @@ Result<std::size_t> Hub::tick_expectations() {
   return periodic_->tick_expectations();
 }
 
-void Hub::register_expectation_evaluator(
-    std::shared_ptr<const ExpectationEvaluator> evaluator) {
-  core_->expectations.add(std::move(evaluator));
-}
-
-void Hub::register_expectation_handler(
-    std::shared_ptr<const ExpectationHandler> handler) {
-  core_->expectations.add(std::move(handler));
-}
-
 // --- Delivery -------------------------------------------------------------
 
 void Hub::subscribe(std::string_view agent_id, DeliveryCallback callback) {

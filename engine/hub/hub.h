@@ -190,7 +190,7 @@ class Hub {
   // task whose expires_at <= now, with error "ttl_expired".
   Result<void> expire_due();
 
-  // --- Expectations (spec §6; engine/hub/hub_expectations.cc) --------------
+  // --- Expectations (engine/hub/periodic_work.h) ----------------------------
   // One expectation tick at the clock's now: every non-terminal channel's
   // manifest expectations are evaluated in order; each new (expectation
   // index, violator) is logged with its audit record and its handler's
@@ -200,11 +200,6 @@ class Hub {
   // Returns how many firings were logged. Does nothing when either
   // registry is empty.
   Result<std::size_t> tick_expectations();
-  // Re-registering a name replaces it.
-  void register_expectation_evaluator(
-      std::shared_ptr<const ExpectationEvaluator> evaluator);
-  void register_expectation_handler(
-      std::shared_ptr<const ExpectationHandler> handler);
 
   // --- Delivery (spec §1.4, §7.6) ---------------------------------------
   // Binds `agent_id`'s deliveries to `callback`, replacing an earlier one.
@@ -240,7 +235,7 @@ class Hub {
   // Every audit record in log order, as AG2 JSON objects.
   Result<std::vector<JsonText>> read_audit() const;
 
-  // --- Tasks (spec §8; engine/hub/hub_tasks.cc) ------------------------------
+  // --- Tasks (engine/hub/task_mutations.h) ---------------------------------
   // `connection`, on the task calls that take it: the agents bound to the
   // wire connection the request came from. When given, check_task_access
   // (engine/tasks/task_access.h) must pass for the task id in the same hold

@@ -5,7 +5,7 @@
 // take_all() hands the node back. Every operation is sequentially
 // consistent, so a producer that pushes and then checks a flag and a
 // consumer that clears that flag and then checks empty() cannot both miss
-// each other (engine/hub/hub_post.cc relies on it).
+// each other (engine/hub/committer.cc relies on it).
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,7 @@
 // The engine's log records (schemas/log.fbs): builders for every state
 // change the hub writes. Each returns a finished Record with zero sequences,
 // ready for LogStore::append. The fold that reads them back is
-// engine/hub_state.h.
+// engine/state/hub_state.h.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
