@@ -1,0 +1,309 @@
+// What only the PostgreSQL backend has: its schema version, a connection
+// cut mid-transaction, and a hub on PostgreSQL doing what a hub on RocksDB
+// does (the LogStore contract itself: log_store_postgres_test). Needs the
+// `postgres` fixture's server.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include "log/postgres_log_store.h"
+#include "tests/postgres_test_support.h"
+#include "tests/test_support.h"
+
+namespace parley {
+namespace {
+
+using log::ErrorCode;
+using testing::text_entry;
+
+TEST_SUITE_BEGIN("postgres");
+
+std::unique_ptr<log::LogStore> open_store(const std::string& uri) {
+  auto opened = log::open_postgres_log_store(uri);
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+  return std::move(opened->store);
+}
+
+TEST_CASE("a store of a newer schema version is refused and left as it is") {
+  testing::ScratchDatabase database;
+  {
+    auto store = open_store(database.uri());
+    std::vector<log::AppendEntry> batch{text_entry("c1", "a")};
+    REQUIRE(store->append(batch));
+  }
+  REQUIRE(testing::run_sql(database.uri(),
+                           "UPDATE parley_schema_version SET version = 2"));
+  auto opened = log::open_postgres_log_store(database.uri());
+  REQUIRE_FALSE(opened.has_value());
+  CHECK(opened.error().code == ErrorCode::kVersionMismatch);
+  CHECK(opened.error().message.find("schema version 2, newer than this build "
+                                    "knows (1); upgrade parley") !=
+        std::string::npos);
+  auto viewed = log::open_postgres_log_store_read_only(database.uri());
+  REQUIRE_FALSE(viewed.has_value());
+  CHECK(viewed.error().code == ErrorCode::kVersionMismatch);
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT version FROM parley_schema_version") == "2");
+  CHECK(testing::run_sql(database.uri(), "SELECT count(*) FROM parley_log") ==
+        "1");
+}
+
+TEST_CASE(
+    "a database without a store: created by a writer and never by a reader") {
+  testing::ScratchDatabase database;
+  auto viewed = log::open_postgres_log_store_read_only(database.uri());
+  REQUIRE_FALSE(viewed.has_value());
+  CHECK(viewed.error().code == ErrorCode::kNotFound);
+  auto refused = log::open_postgres_log_store(database.uri(),
+                                              {.create_if_missing = false});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kNotFound);
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT count(*) FROM pg_tables WHERE tablename "
+                         "LIKE 'parley%'") == "0");
+  auto opened = log::open_postgres_log_store(database.uri());
+  REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+  CHECK(opened->created);
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT version FROM parley_schema_version") == "1");
+}
+
+TEST_CASE("no server at the address is a clear I/O error") {
+  auto opened = log::open_postgres_log_store(
+      "postgresql://parley:secret@127.0.0.1:1/none?connect_timeout=2");
+  REQUIRE_FALSE(opened.has_value());
+  CHECK(opened.error().code == ErrorCode::kIoError);
+  CHECK(opened.error().message.starts_with("cannot connect to PostgreSQL"));
+  CHECK(opened.error().message.find("secret") == std::string::npos);
+}
+
+// The writer's transaction is stopped after it inserted the records and
+// channel entries (a SHARE lock on the idempotency table holds its last
+// INSERT), and its backend is terminated there.
+TEST_CASE(
+    "a connection cut mid-transaction fails the append and writes none "
+    "of it") {
+  testing::ScratchDatabase database;
+  auto store = open_store(database.uri());
+  std::vector<log::AppendEntry> first{text_entry("c1", "a", "k1")};
+  REQUIRE(store->append(first));
+
+  testing::SqlSession blocker(database.uri());
+  REQUIRE(blocker.run("BEGIN"));
+  REQUIRE(blocker.run("LOCK TABLE parley_idempotency IN SHARE MODE"));
+  std::vector<log::AppendEntry> second{text_entry("c1", "b"),
+                                       text_entry("c2", "c", "k2")};
+  log::Result<std::vector<log::Position>> appended;
+  std::jthread appender([&] { appended = store->append(second); });
+
+  testing::SqlSession killer(database.uri());
+  std::string waiting;
+  for (int i = 0; i < 500 && waiting.empty(); ++i) {
+    auto pid = killer.run(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND wait_event_type = 'Lock'");
+    REQUIRE(pid);
+    waiting = *pid;
+    if (waiting.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  REQUIRE_MESSAGE(!waiting.empty(), "the writer never blocked on the lock");
+  // Mid-transaction: its records are inserted, not committed.
+  REQUIRE(killer.run("SELECT pg_terminate_backend(" + waiting + ")") == "t");
+  appender.join();
+  REQUIRE(blocker.run("ROLLBACK"));
+
+  REQUIRE_FALSE(appended.has_value());
+  CHECK(appended.error().code == ErrorCode::kIoError);
+  INFO(appended.error().message);
+  CHECK(appended.error().message.find("log sequences 2..3") !=
+        std::string::npos);
+  CHECK(appended.error().message.find("nothing of it was written") !=
+        std::string::npos);
+  std::vector<log::AppendEntry> third{text_entry("c1", "d")};
+  auto refused = store->append(third);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kFailed);
+  REQUIRE(store->close());
+
+  for (const char* table :
+       {"parley_log", "parley_channel_index", "parley_idempotency"}) {
+    CAPTURE(table);
+    CHECK(testing::run_sql(database.uri(),
+                           std::string("SELECT count(*) FROM ") + table) ==
+          "1");
+  }
+  auto reopened = open_store(database.uri());
+  CHECK(reopened->last_sequence() == 1);
+  CHECK(*reopened->last_channel_sequence("c1") == 1);
+  CHECK(*reopened->last_channel_sequence("c2") == 0);
+  CHECK(*reopened->find_idempotency_key("k2") == std::nullopt);
+  auto next = reopened->append(second);
+  REQUIRE_MESSAGE(next.has_value(), testing::error_message(next));
+  CHECK(next->front().log_sequence == 2);
+  CHECK(next->back().channel_sequence == 1);
+}
+
+TEST_CASE("a fenced writer never writes again") {
+  testing::ScratchDatabase database;
+  auto store = open_store(database.uri());
+  std::vector<log::AppendEntry> first{text_entry("c1", "a")};
+  REQUIRE(store->append(first));
+  // Another writer took the store over: its open bumped the epoch.
+  REQUIRE(testing::run_sql(database.uri(),
+                           "UPDATE parley_writer SET epoch = epoch + 1"));
+  std::vector<log::AppendEntry> second{text_entry("c1", "b", "k")};
+  auto fenced = store->append(second);
+  REQUIRE_FALSE(fenced.has_value());
+  CHECK(fenced.error().code == ErrorCode::kFailed);
+  CHECK(fenced.error().message.find("this writer was fenced") !=
+        std::string::npos);
+  std::vector<log::AppendEntry> third{text_entry("c1", "c")};
+  auto again = store->append(third);
+  REQUIRE_FALSE(again.has_value());
+  CHECK(again.error().code == ErrorCode::kFailed);
+  CHECK(testing::run_sql(database.uri(), "SELECT count(*) FROM parley_log") ==
+        "1");
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT count(*) FROM parley_channel_index") == "1");
+  REQUIRE(store->close());
+  auto next = open_store(database.uri());
+  CHECK(next->last_sequence() == 1);
+  REQUIRE(next->append(second));
+  CHECK(*next->find_idempotency_key("k") == 2);
+}
+
+// ---- A hub on PostgreSQL, through the `parley` binary.
+
+// Rewrites 32-hex ids to idN in order of first appearance, so two runs that
+// drew different ids compare equal.
+class IdCanon {
+ public:
+  std::string operator()(const std::string& text) {
+    static const std::regex kId("\\b[0-9a-f]{32}\\b");
+    std::string out;
+    auto tail = text.cbegin();
+    for (std::sregex_iterator it(text.begin(), text.end(), kId), end; it != end;
+         ++it) {
+      out.append(tail, (*it)[0].first);
+      auto [slot, added] =
+          ids_.try_emplace(it->str(), "id" + std::to_string(ids_.size() + 1));
+      out += slot->second;
+      tail = (*it)[0].second;
+    }
+    out.append(tail, text.cend());
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::string> ids_;
+};
+
+testing::CommandRun parley(const std::string& arguments) {
+  return testing::run_command(std::string(PARLEY_BINARY) + " " + arguments);
+}
+
+std::string shell_quoted(const std::string& text) { return "'" + text + "'"; }
+
+// The state hash `parley audit` prints in its summary line.
+std::string state_hash(const std::string& audit_output) {
+  const std::size_t at = audit_output.rfind("state hash ");
+  REQUIRE(at != std::string::npos);
+  return audit_output.substr(at + 11, 16);
+}
+
+TEST_CASE(
+    "a hub on PostgreSQL runs the golden scripts as on RocksDB and "
+    "the tools read both alike") {
+  for (const char* script :
+       {"basics", "random-1", "random-2", "random-3", "random-4", "random-5"}) {
+    const std::string name = script;
+    CAPTURE(name);
+    testing::ScratchDatabase database;
+    testing::ScratchDir dir;
+    const std::string pg = shell_quoted(database.uri());
+    const std::string rocks = shell_quoted((dir.path() / "store").string());
+    const std::string path =
+        std::string(PARLEY_GOLDEN_DIR) + "/scripts/" + script + ".jsonl";
+    auto on_pg = parley("exec --data " + pg + " " + path);
+    auto on_rocks = parley("exec --data " + rocks + " " + path);
+    REQUIRE_MESSAGE(on_pg.exit_code == 0, on_pg.err);
+    REQUIRE(on_rocks.exit_code == 0);
+    CHECK(on_pg.out.size() > 100);
+    CHECK(IdCanon()(on_pg.out) == IdCanon()(on_rocks.out));
+
+    for (const char* command :
+         {"channels -o jsonl", "agents -o jsonl", "log dump -o jsonl"}) {
+      CAPTURE(command);
+      auto read_pg = parley(std::string(command) + " --data " + pg);
+      auto read_rocks = parley(std::string(command) + " --data " + rocks);
+      REQUIRE_MESSAGE(read_pg.exit_code == 0, read_pg.err);
+      CHECK(IdCanon()(read_pg.out) == IdCanon()(read_rocks.out));
+    }
+    auto audit_pg = parley("audit -o text --data " + pg);
+    auto audit_rocks = parley("audit -o text --data " + rocks);
+    CHECK_MESSAGE(audit_pg.exit_code == 0, audit_pg.out << audit_pg.err);
+    CHECK(audit_rocks.exit_code == 0);
+    // Ids differ between two runs, and so do the state hashes: the
+    // summaries agree up to the hash (the copy test compares hashes).
+    auto summary = [](const std::string& out) {
+      return out.substr(0, out.rfind(", state hash"));
+    };
+    CHECK(summary(audit_pg.out) == summary(audit_rocks.out));
+    CHECK(audit_pg.out.find("problems 0") != std::string::npos);
+  }
+}
+
+TEST_CASE("a password in the store's URI appears in no output") {
+  testing::ScratchDatabase database;
+  // The test server trusts local connections, so any password works.
+  std::string uri = database.uri();
+  uri.insert(uri.find("://") + 3, "parley:hunter2@");
+  // A URI with userinfo needs a host; the socket directory is in `host=`.
+  auto run = parley("serve --check-config --data " + shell_quoted(uri));
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("hunter2") == std::string::npos);
+  CHECK(run.out.find("parley:***@") != std::string::npos);
+  auto info = parley("log info --data " + shell_quoted(uri));
+  CHECK(info.out.find("hunter2") == std::string::npos);
+  CHECK(info.err.find("hunter2") == std::string::npos);
+}
+
+TEST_CASE("the golden AG2 store imports into PostgreSQL as into RocksDB") {
+  testing::ScratchDir dir;
+  testing::ScratchDatabase database;
+  const std::string golden =
+      std::string(PARLEY_GOLDEN_DIR) + "/ag2-store-smoke";
+  const std::string pg = shell_quoted(database.uri());
+  const std::string rocks = shell_quoted((dir.path() / "store").string());
+  auto into_pg = parley("import-ag2 --data " + pg + " " + golden);
+  auto into_rocks = parley("import-ag2 --data " + rocks + " " + golden);
+  REQUIRE_MESSAGE(into_pg.exit_code == 0, into_pg.err);
+  REQUIRE(into_rocks.exit_code == 0);
+  auto audit_pg = parley("audit -o text --data " + pg);
+  auto audit_rocks = parley("audit -o text --data " + rocks);
+  CHECK_MESSAGE(audit_pg.exit_code == 0, audit_pg.out);
+  CHECK(state_hash(audit_pg.out) == state_hash(audit_rocks.out));
+  auto export_pg = parley("export-ag2 --data " + pg + " " +
+                          shell_quoted((dir.path() / "from-pg").string()));
+  REQUIRE_MESSAGE(export_pg.exit_code == 0, export_pg.err);
+  auto export_rocks =
+      parley("export-ag2 --data " + rocks + " " +
+             shell_quoted((dir.path() / "from-rocks").string()));
+  REQUIRE(export_rocks.exit_code == 0);
+  auto diff = testing::run_command(
+      "diff -r " + shell_quoted((dir.path() / "from-pg").string()) + " " +
+      shell_quoted((dir.path() / "from-rocks").string()));
+  CHECK_MESSAGE(diff.exit_code == 0, diff.out);
+}
+
+TEST_SUITE_END();
+
+}  // namespace
+}  // namespace parley
