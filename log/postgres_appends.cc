@@ -135,6 +135,7 @@ Result<void> PostgresLogStore::finish(std::unique_lock<std::mutex>& lock,
 // group's claimant, if it has one, when done.
 Result<void> PostgresLogStore::lead(const GroupPtr& group) {
   std::unique_lock lock(mutex_);
+  ++finishing_;
   if (open_group_ == group) open_group_.reset();  // later batches: next group
   writing_group_ = group;
   const std::optional<Error> refused = failed_;
@@ -171,8 +172,14 @@ Result<void> PostgresLogStore::lead(const GroupPtr& group) {
     if (member.on_durable) member.on_durable(group->outcome);
   }
   Result<void> outcome = group->outcome;
+  {
+    // The last touch of the store: once done is set, a waiter may close
+    // and destroy it.
+    std::lock_guard relock(mutex_);
+    --finishing_;
+    appended_.notify_all();
+  }
   group->done.set();
-  appended_.notify_all();
   return outcome;
 }
 
@@ -305,8 +312,14 @@ Result<void> PostgresLogStore::close() {
     lock.lock();
   }
   appended_.notify_all();
-  appended_.wait(lock, [&] { return !leader_active_; });
-  writer_.reset();  // ends the session: releases the writer's lock
+  appended_.wait(lock, [&] { return !leader_active_ && finishing_ == 0; });
+  if (writer_ && writer_->ok() && PQexitPipelineMode(writer_->get()) == 1) {
+    // Released before close() returns, so a reopen right after finds the
+    // lock free (ending the session frees it too, but only once the
+    // server process has noticed).
+    ResultPtr(PQexec(writer_->get(), "SELECT pg_advisory_unlock_all()"));
+  }
+  writer_.reset();
   pool_.clear();
   return {};
 }

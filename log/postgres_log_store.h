@@ -66,4 +66,10 @@ Result<OpenedPostgresStore> open_postgres_log_store(
 Result<std::unique_ptr<LogStore>> open_postgres_log_store_read_only(
     std::string_view conninfo);
 
+// Removes the store in the database `conninfo` names, records and all (its
+// tables and function, in one transaction); for benchmarks and tests that
+// start from nothing. Fails with kBusy while a writer holds the store,
+// kNotFound when there is none, kIoError.
+Result<void> drop_postgres_log_store(std::string_view conninfo);
+
 }  // namespace parley::log

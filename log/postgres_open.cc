@@ -1,6 +1,8 @@
 // Opening a PostgreSQL store: connecting, creating or checking the schema,
 // taking the writer's lock, and finding the last record.
 #include <array>
+#include <chrono>
+#include <thread>
 
 #include "log/postgres_schema.h"
 #include "log/postgres_store.h"
@@ -35,21 +37,29 @@ Result<std::uint64_t> find_last_sequence(const Connection& connection) {
 }
 
 // Takes the writer's session lock on `connection`: kBusy when another
-// connection holds it.
+// connection still holds it after kLockPatience. (A writer that just went
+// away, closed or killed, may hold it until its server process has
+// noticed and exited.)
 Result<void> lock_writer(const Connection& connection,
                          const std::string& where) {
+  constexpr auto kLockPatience = std::chrono::seconds(1);
+  constexpr auto kRetryEvery = std::chrono::milliseconds(50);
+  const auto deadline = std::chrono::steady_clock::now() + kLockPatience;
   const std::array params{int8_param(kLockClass)};
-  auto locked = connection.exec(
-      "taking the writer's lock",
-      "SELECT pg_try_advisory_lock($1::integer, hashtext(current_schema()))",
-      params);
-  if (!locked) return std::unexpected(locked.error());
-  if (PQgetvalue(locked->get(), 0, 0)[0] != 1) {
-    return std::unexpected(Error{
-        ErrorCode::kBusy, where + " is held by another writer (a live hub "
-                                  "holds its advisory lock)"});
+  while (true) {
+    auto locked = connection.exec(
+        "taking the writer's lock",
+        "SELECT pg_try_advisory_lock($1::integer, hashtext(current_schema()))",
+        params);
+    if (!locked) return std::unexpected(locked.error());
+    if (PQgetvalue(locked->get(), 0, 0)[0] == 1) return {};
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return std::unexpected(Error{
+          ErrorCode::kBusy, where + " is held by another writer (a live hub "
+                                    "holds its advisory lock)"});
+    }
+    std::this_thread::sleep_for(kRetryEvery);
   }
-  return {};
 }
 
 }  // namespace
@@ -95,6 +105,32 @@ Result<OpenedPostgresStore> open_postgres_log_store(
           std::string(conninfo), where, std::move(*writer),
           /*read_only=*/false, *last, *writer_epoch),
       *created};
+}
+
+Result<void> drop_postgres_log_store(std::string_view conninfo) {
+  const std::string where = redact_location(conninfo);
+  auto connection = Connection::connect(std::string(conninfo), false);
+  if (!connection) return std::unexpected(connection.error());
+  if (auto exists = prepare_schema(*connection, where, /*create=*/false);
+      !exists && exists.error().code == ErrorCode::kNotFound) {
+    return std::unexpected(exists.error());
+  }
+  // Held until the connection closes: no writer opens it meanwhile.
+  if (auto locked = lock_writer(*connection, where); !locked) {
+    return std::unexpected(locked.error());
+  }
+  ResultPtr dropped(PQexec(connection->get(), R"sql(
+BEGIN;
+DROP TABLE IF EXISTS parley_log, parley_channel_index, parley_idempotency,
+  parley_writer, parley_schema_version;
+DROP FUNCTION IF EXISTS parley_check_epoch(bigint);
+COMMIT;
+)sql"));
+  if (!dropped || PQresultStatus(dropped.get()) != PGRES_COMMAND_OK) {
+    return std::unexpected(
+        result_error(*connection, "dropping the store", dropped.get()));
+  }
+  return {};
 }
 
 Result<std::unique_ptr<LogStore>> open_postgres_log_store_read_only(

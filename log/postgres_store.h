@@ -119,6 +119,9 @@ class PostgresLogStore final : public LogStore {
   GroupPtr open_group_;     // the group new batches join, until sealed
   GroupPtr writing_group_;  // sealed, being written by the active leader
   bool leader_active_ = false;
+  // Leaders between sealing their group and their last touch of the
+  // store; close() waits for none.
+  int finishing_ = 0;
   std::atomic<bool> closed_ = false;  // also read without the lock
   std::optional<Error> failed_;       // fatal: refused until reopened
   Sequencer sequencer_;

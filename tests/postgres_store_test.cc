@@ -73,6 +73,26 @@ TEST_CASE(
                          "SELECT version FROM parley_schema_version") == "1");
 }
 
+TEST_CASE("a dropped store is gone and a live writer's store is not dropped") {
+  testing::ScratchDatabase database;
+  auto store = open_store(database.uri());
+  std::vector<log::AppendEntry> batch{text_entry("c1", "a")};
+  REQUIRE(store->append(batch));
+  auto refused = log::drop_postgres_log_store(database.uri());
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kBusy);
+  REQUIRE(store->close());
+  REQUIRE(log::drop_postgres_log_store(database.uri()));
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT count(*) FROM pg_tables WHERE tablename "
+                         "LIKE 'parley%'") == "0");
+  auto again = log::drop_postgres_log_store(database.uri());
+  REQUIRE_FALSE(again.has_value());
+  CHECK(again.error().code == ErrorCode::kNotFound);
+  auto fresh = open_store(database.uri());
+  CHECK(fresh->last_sequence() == 0);
+}
+
 TEST_CASE("no server at the address is a clear I/O error") {
   auto opened = log::open_postgres_log_store(
       "postgresql://parley:secret@127.0.0.1:1/none?connect_timeout=2");
@@ -273,6 +293,20 @@ TEST_CASE("a password in the store's URI appears in no output") {
   auto info = parley("log info --data " + shell_quoted(uri));
   CHECK(info.out.find("hunter2") == std::string::npos);
   CHECK(info.err.find("hunter2") == std::string::npos);
+  REQUIRE(parley("exec --data " + shell_quoted(uri) + " " + PARLEY_GOLDEN_DIR +
+                 "/scripts/basics.jsonl")
+              .exit_code == 0);
+  for (const char* command :
+       {"stats -o jsonl", "stats -o text", "audit -o text", "log info"}) {
+    CAPTURE(command);
+    auto run_it = parley(std::string(command) + " --data " + shell_quoted(uri));
+    CHECK(run_it.exit_code == 0);
+    if (!std::string_view(command).starts_with("audit")) {
+      CHECK(run_it.out.find("parley:***@") != std::string::npos);
+    }
+    CHECK(run_it.out.find("hunter2") == std::string::npos);
+    CHECK(run_it.err.find("hunter2") == std::string::npos);
+  }
 }
 
 TEST_CASE(
