@@ -4,10 +4,12 @@
 // `postgres` fixture's server.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -197,6 +199,119 @@ TEST_CASE("a fenced writer never writes again") {
   CHECK(next->last_sequence() == 1);
   REQUIRE(next->append(second));
   CHECK(*next->find_idempotency_key("k") == 2);
+}
+
+// A server of the test's own (the fixture's is shared by tests running
+// at the same time), stopped however the test ends.
+struct OwnServer {
+  testing::ScratchDir dir;
+  std::string state = (dir.path() / "server.uri").string();
+  OwnServer() {
+    auto started = testing::run_command(std::string(PARLEY_POSTGRES_SERVER) +
+                                        " start " + state);
+    REQUIRE_MESSAGE(started.exit_code == 0, started.err);
+  }
+  ~OwnServer() {
+    (void)testing::run_command(std::string(PARLEY_POSTGRES_SERVER) + " stop " +
+                               state);
+  }
+  std::string uri() const {
+    std::ifstream in(state);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+  testing::CommandRun restart() const {
+    return testing::run_command(std::string(PARLEY_POSTGRES_SERVER) +
+                                " restart " + state);
+  }
+};
+
+TEST_CASE(
+    "a PostgreSQL restart under load fails the appends in flight and "
+    "loses no acked one") {
+  OwnServer server;
+  const std::string uri = server.uri();
+  auto store = open_store(uri);
+  constexpr int kThreads = 4;
+  struct Appender {
+    std::vector<std::pair<std::uint64_t, std::string>> acked;
+    std::optional<log::Error> ended;
+  };
+  std::vector<Appender> appenders(kThreads);
+  std::atomic<bool> stop = false;
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; !stop; ++i) {
+          const std::string text = std::to_string(t) + ":" + std::to_string(i);
+          std::vector<log::AppendEntry> batch{
+              text_entry("c" + std::to_string(t), text, "k" + text)};
+          auto appended = store->append(batch);
+          if (!appended) {
+            appenders[t].ended = appended.error();
+            return;
+          }
+          appenders[t].acked.emplace_back(appended->front().log_sequence, text);
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto restarted = server.restart();
+    REQUIRE_MESSAGE(restarted.exit_code == 0, restarted.err);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+  }
+  std::size_t acked = 0;
+  bool io_error_seen = false;
+  for (const Appender& appender : appenders) {
+    REQUIRE(appender.ended.has_value());
+    INFO(appender.ended->message);
+    CHECK((appender.ended->code == ErrorCode::kIoError ||
+           appender.ended->code == ErrorCode::kFailed));
+    io_error_seen |= appender.ended->code == ErrorCode::kIoError;
+    acked += appender.acked.size();
+  }
+  CHECK(io_error_seen);
+  CHECK(acked > 0);
+  (void)store->close();
+
+  // Every acked record is there, once; nothing is half-written.
+  auto reopened = open_store(uri);
+  std::map<std::uint64_t, std::string> found;
+  std::map<std::string, int> seen;
+  REQUIRE(reopened->read(1, log::kLastSequence,
+                         [&](std::uint64_t sequence, std::string_view record) {
+                           found[sequence] = testing::text_of(record);
+                           ++seen[found[sequence]];
+                           return true;
+                         }));
+  CHECK(found.size() == reopened->last_sequence());
+  for (const auto& [text, count] : seen) {
+    CAPTURE(text);
+    CHECK(count == 1);
+  }
+  for (const Appender& appender : appenders) {
+    for (const auto& [sequence, text] : appender.acked) {
+      CAPTURE(sequence);
+      CHECK(found[sequence] == text);
+    }
+  }
+  std::uint64_t indexed = 0;
+  REQUIRE(reopened->scan_channel_index([&](auto, auto, auto) {
+    ++indexed;
+    return true;
+  }));
+  std::uint64_t keys = 0;
+  REQUIRE(reopened->scan_idempotency_index([&](auto, auto) {
+    ++keys;
+    return true;
+  }));
+  CHECK(indexed == found.size());
+  CHECK(keys == found.size());
+  std::vector<log::AppendEntry> after{text_entry("c0", "after")};
+  REQUIRE(reopened->append(after));
 }
 
 // ---- A hub on PostgreSQL, through the `parley` binary.
