@@ -1,7 +1,9 @@
-// parley-bench-append: append and scan throughput of the RocksDB LogStore.
+// parley-bench-append: append and scan throughput of the RocksDB LogStore,
+// or (--postgres URI) of the PostgreSQL one.
 //
 // Scenarios, each on a fresh store in its own temporary directory that is
-// removed afterwards:
+// removed afterwards (with --postgres: in the database URI names, dropped
+// before and after each scenario):
 //   append_sync_1    one appender thread, Durability::kSync, one record/call
 //   append_sync_32t  32 appender threads, kSync, one record/call each
 //   append_async     one appender thread, Durability::kAsync
@@ -42,7 +44,9 @@
 
 #include "benchmarks/bench_support.h"
 #include "log/log_store.h"
+#include "log/postgres_log_store.h"
 #include "log/rocksdb_log_store.h"
+#include "log/store_location.h"
 #include "schemas/record.h"
 
 namespace parley::bench {
@@ -174,17 +178,40 @@ class RecordPool {
 
 // --- stores -----------------------------------------------------------------
 
-// A store in its own scratch directory; the store closes before the
-// directory goes.
+// The database --postgres names, or empty: set by main() before any
+// scenario runs, read-only afterwards.
+std::string postgres_uri;
+
+std::unique_ptr<log::LogStore> open_scratch(const fs::path& dir,
+                                            log::Durability durability) {
+  if (postgres_uri.empty()) {
+    return value_or_throw(
+               log::open_rocksdb_log_store(dir, {.durability = durability}),
+               "opening the store in " + dir.string())
+        .store;
+  }
+  if (auto dropped = log::drop_postgres_log_store(postgres_uri);
+      !dropped && dropped.error().code != log::ErrorCode::kNotFound) {
+    throw BenchmarkError("dropping the store: " + dropped.error().message);
+  }
+  return value_or_throw(log::open_postgres_log_store(
+                            postgres_uri, {.durability = durability}),
+                        "opening the PostgreSQL store")
+      .store;
+}
+
+// A store in its own scratch directory (or the --postgres database); the
+// store closes before the directory goes (or the store is dropped).
 class ScratchStore {
  public:
   ScratchStore(const fs::path& base, log::Durability durability)
-      : dir_(base),
-        store_(value_or_throw(log::open_rocksdb_log_store(
-                                  dir_.path(), {.durability = durability}),
-                              "opening the store in " + dir_.path().string())
-                   .store) {}
-  ~ScratchStore() { (void)store_->close(); }
+      : dir_(base), store_(open_scratch(dir_.path(), durability)) {}
+  ~ScratchStore() {
+    (void)store_->close();
+    if (!postgres_uri.empty()) {
+      (void)log::drop_postgres_log_store(postgres_uri);
+    }
+  }
 
   log::LogStore& operator*() const { return *store_; }
   log::LogStore* operator->() const { return store_.get(); }
@@ -386,7 +413,11 @@ void run(const Options& options) {
   const RecordPool pool(kDistinctRecords);
   std::printf("Record:     %zu bytes (ag2.msg.text envelope, FlatBuffers)\n",
               pool.record_bytes());
-  std::printf("Directory:  %s\n", options.dir.c_str());
+  if (postgres_uri.empty()) {
+    std::printf("Directory:  %s\n", options.dir.c_str());
+  } else {
+    std::printf("PostgreSQL: %s\n", log::redact_location(postgres_uri).c_str());
+  }
   std::printf("Scan:       best of %d runs\n", kScanRuns);
   std::printf("------------------------------------------------\n");
   std::fflush(stdout);
@@ -429,6 +460,10 @@ int main(int argc, char** argv) {
   app.add_option("--dir", options.dir,
                  "Where to create each scenario's temporary store")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--postgres", parley::bench::postgres_uri,
+                 "Run on the PostgreSQL store in this database (a "
+                 "postgresql:// URI) instead of RocksDB; its Parley store is "
+                 "dropped before and after each scenario");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--num") > 0) options.num = num;
   try {

@@ -2,7 +2,8 @@
 // (engine::Hub::post_envelope: validate, stamp, append, fold, deliver).
 //
 // Scenarios, each on a fresh hub over a fresh RocksDB store in its own
-// temporary directory that is removed afterwards:
+// temporary directory that is removed afterwards (with --postgres URI: over
+// the PostgreSQL store in that database, dropped before each scenario):
 //   post_sync_1     one poster thread, Durability::kSync (the default)
 //   post_sync_32t   32 poster threads, kSync
 //   post_async_1    one poster thread, Durability::kAsync (no fsync: what
@@ -69,7 +70,9 @@
 #include "engine/hub/hub.h"
 #include "engine/records/log_records.h"
 #include "log/log_store.h"
+#include "log/postgres_log_store.h"
 #include "log/rocksdb_log_store.h"
+#include "log/store_location.h"
 
 namespace parley::bench {
 namespace {
@@ -106,20 +109,43 @@ T value_or_throw(engine::Result<T> result, std::string_view what) {
   return std::move(*result);
 }
 
+// The database --postgres names, or empty: set by main() before any
+// scenario runs, read-only afterwards.
+std::string postgres_uri;
+
+// A fresh store in `dir`, or in the --postgres database (whose Parley
+// store is dropped first).
+std::unique_ptr<log::LogStore> open_bench_store(const fs::path& dir,
+                                                log::Durability durability) {
+  if (postgres_uri.empty()) {
+    auto opened = log::open_rocksdb_log_store(dir, {.durability = durability});
+    if (!opened) {
+      throw BenchmarkError("opening the store: " + opened.error().message);
+    }
+    return std::move(opened->store);
+  }
+  if (auto dropped = log::drop_postgres_log_store(postgres_uri);
+      !dropped && dropped.error().code != log::ErrorCode::kNotFound) {
+    throw BenchmarkError("dropping the store: " + dropped.error().message);
+  }
+  auto opened =
+      log::open_postgres_log_store(postgres_uri, {.durability = durability});
+  if (!opened) {
+    throw BenchmarkError("opening the store: " + opened.error().message);
+  }
+  return std::move(opened->store);
+}
+
 // A hub on a fresh store in its own scratch directory, with `posters`
 // active conversation channels. The hub closes before the directory goes.
 class BenchHub {
  public:
   BenchHub(const fs::path& base, log::Durability durability, unsigned posters)
       : dir_(base) {
-    auto opened = log::open_rocksdb_log_store(dir_.path() / "store",
-                                              {.durability = durability});
-    if (!opened) {
-      throw BenchmarkError("opening the store: " + opened.error().message);
-    }
     hub_ = value_or_throw(
         engine::Hub::open(
-            {.store = std::shared_ptr<log::LogStore>(std::move(opened->store)),
+            {.store = std::shared_ptr<log::LogStore>(
+                 open_bench_store(dir_.path() / "store", durability)),
              .invite_ack_timeout = std::chrono::seconds(10)}),
         "Hub::open");
     for (unsigned p = 0; p < posters; ++p) {
@@ -374,11 +400,9 @@ Measurement run_log_ceiling(std::uint64_t ops, const fs::path& base) {
     records.push_back({engine::envelope_record(envelope, false), channels[p]});
   }
   ScratchDir dir(base);
-  auto opened = log::open_rocksdb_log_store(dir.path() / "store", {});
-  if (!opened) {
-    throw BenchmarkError("opening the store: " + opened.error().message);
-  }
-  log::LogStore& store = *opened->store;
+  const std::unique_ptr<log::LogStore> opened =
+      open_bench_store(dir.path() / "store", log::Durability::kSync);
+  log::LogStore& store = *opened;
   ::sync();
   const double load = load_average().value_or(-1);
   std::vector<Clock::duration> latencies;
@@ -457,7 +481,11 @@ void run(const Options& options) {
   std::printf(
       "Envelope:   ag2.msg.text, 40-239 byte texts, conversation "
       "channels, one per poster\n");
-  std::printf("Directory:  %s\n", options.dir.c_str());
+  if (postgres_uri.empty()) {
+    std::printf("Directory:  %s\n", options.dir.c_str());
+  } else {
+    std::printf("PostgreSQL: %s\n", log::redact_location(postgres_uri).c_str());
+  }
   std::printf(
       "CPU:        process CPU time over wall time, in %% of one "
       "core\n");
@@ -501,6 +529,10 @@ int main(int argc, char** argv) {
   app.add_option("--dir", options.dir,
                  "Where to create each scenario's temporary store")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--postgres", parley::bench::postgres_uri,
+                 "Run on the PostgreSQL store in this database (a "
+                 "postgresql:// URI) instead of RocksDB; its Parley store is "
+                 "dropped before each scenario");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--num") > 0) options.num = num;
   try {

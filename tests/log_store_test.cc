@@ -1,4 +1,7 @@
-// LogStore semantics, one body run against every backend.
+// LogStore semantics, one body run against every backend. Built twice:
+// log_store_test runs it on the memory, RocksDB and overlay backends;
+// log_store_postgres_test (PARLEY_TEST_POSTGRES_BACKEND, label `postgres`)
+// runs the same cases on a PostgreSQL server the test fixture started.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,9 +18,17 @@
 #include "log/tail.h"
 #include "schemas/record.h"
 #include "tests/test_support.h"
+#ifdef PARLEY_TEST_POSTGRES_BACKEND
+#include "log/postgres_log_store.h"
+#include "tests/postgres_test_support.h"
+#endif
 
 namespace parley {
 namespace {
+
+#ifdef PARLEY_TEST_POSTGRES_BACKEND
+TEST_SUITE_BEGIN("postgres");  // the CTest label: needs the server fixture
+#endif
 
 using log::AppendEntry;
 using log::ErrorCode;
@@ -29,16 +40,47 @@ struct MemoryBackend {
   std::unique_ptr<log::LogStore> store = log::make_memory_log_store();
 };
 
+// Durable backends also reopen their store and open it read-only.
 struct RocksDbBackend {
   testing::ScratchDir dir;
   std::unique_ptr<log::LogStore> store = open();
 
-  std::unique_ptr<log::LogStore> open() {
+  log::Result<std::unique_ptr<log::LogStore>> try_open() {
     auto opened = log::open_rocksdb_log_store(dir.path());
-    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+    if (!opened) return std::unexpected(opened.error());
     return std::move(opened->store);
   }
+  std::unique_ptr<log::LogStore> open() {
+    auto opened = try_open();
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+    return std::move(*opened);
+  }
+  log::Result<std::unique_ptr<log::LogStore>> open_read_only() {
+    return log::open_rocksdb_log_store_read_only(dir.path());
+  }
 };
+
+#ifdef PARLEY_TEST_POSTGRES_BACKEND
+// A database of its own per test on the fixture's server.
+struct PostgresBackend {
+  testing::ScratchDatabase database;
+  std::unique_ptr<log::LogStore> store = open();
+
+  log::Result<std::unique_ptr<log::LogStore>> try_open() {
+    auto opened = log::open_postgres_log_store(database.uri());
+    if (!opened) return std::unexpected(opened.error());
+    return std::move(opened->store);
+  }
+  std::unique_ptr<log::LogStore> open() {
+    auto opened = try_open();
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+    return std::move(*opened);
+  }
+  log::Result<std::unique_ptr<log::LogStore>> open_read_only() {
+    return log::open_postgres_log_store_read_only(database.uri());
+  }
+};
+#endif
 
 // An overlay on an empty RocksDB store: every record is the overlay's own.
 // (An overlay on records of its base: the tests at the end.)
@@ -48,7 +90,13 @@ struct OverlayBackend {
       log::make_overlay_log_store(*base.store);
 };
 
+#ifdef PARLEY_TEST_POSTGRES_BACKEND
+#define BACKENDS PostgresBackend
+#define DURABLE_BACKENDS PostgresBackend
+#else
 #define BACKENDS MemoryBackend, RocksDbBackend, OverlayBackend
+#define DURABLE_BACKENDS RocksDbBackend
+#endif
 
 std::vector<std::string> texts(const log::LogStore& store,
                                std::uint64_t from = 1,
@@ -237,8 +285,8 @@ TEST_CASE_TEMPLATE("scan_log visits every stored record with its key", Backend,
 }
 
 TEST_CASE_TEMPLATE(
-    "scan_channel_index lists every entry by id length, id, sequence", Backend,
-    BACKENDS) {
+    "scan_channel_index lists every entry by id length then id then sequence",
+    Backend, BACKENDS) {
   Backend backend;
   REQUIRE(append(*backend.store, {text_entry("c2", "x"), text_entry("c1", "y"),
                                   text_entry("", "z"), text_entry("c10", "w"),
@@ -320,7 +368,7 @@ TEST_CASE_TEMPLATE("concurrent appenders get distinct dense sequences", Backend,
   CHECK(channel_texts(*backend.store, "shared").size() == kThreads * kAppends);
 }
 
-TEST_CASE_TEMPLATE("tail delivers old then new records in order, once each",
+TEST_CASE_TEMPLATE("tail delivers old then new records in order and once each",
                    Backend, BACKENDS) {
   Backend backend;
   REQUIRE(append(*backend.store, {text_entry("", "0"), text_entry("", "1")}));
@@ -443,7 +491,7 @@ TEST_CASE_TEMPLATE(
 }
 
 TEST_CASE_TEMPLATE(
-    "concurrent deferred appenders and flushers: dense, each told once",
+    "concurrent deferred appenders and flushers: dense and each told once",
     Backend, BACKENDS) {
   Backend backend;
   constexpr int kThreads = 8;
@@ -492,6 +540,60 @@ TEST_CASE_TEMPLATE("calls after close fail with closed", Backend, BACKENDS) {
   CHECK(read.error().code == ErrorCode::kClosed);
 }
 
+TEST_CASE_TEMPLATE("a reopened store keeps every acked record and goes on",
+                   Backend, DURABLE_BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("c1", "a", "k1"),
+                                  text_entry("", "b"), text_entry("c1", "c")}));
+  REQUIRE(backend.store->close());
+  backend.store = backend.open();
+  log::LogStore& store = *backend.store;
+  CHECK(store.last_sequence() == 3);
+  CHECK(*store.last_channel_sequence("c1") == 2);
+  CHECK(*store.find_idempotency_key("k1") == 1);
+  auto reused = append(store, {text_entry("c1", "again", "k1")});
+  REQUIRE_FALSE(reused.has_value());
+  CHECK(reused.error().code == ErrorCode::kConflict);
+  auto next = append(store, {text_entry("c1", "d")});
+  REQUIRE_MESSAGE(next.has_value(), testing::error_message(next));
+  CHECK(next->front().log_sequence == 4);
+  CHECK(next->front().channel_sequence == 3);
+  CHECK(texts(store) == std::vector<std::string>{"a", "b", "c", "d"});
+  CHECK(channel_texts(store, "c1") == std::vector<std::string>{"a", "c", "d"});
+}
+
+TEST_CASE_TEMPLATE("a second writer is refused while the first holds the store",
+                   Backend, DURABLE_BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("", "a")}));
+  auto second = backend.try_open();
+  REQUIRE_FALSE(second.has_value());
+  CHECK(second.error().code == ErrorCode::kBusy);
+  REQUIRE(backend.store->close());
+  auto after_close = backend.try_open();
+  REQUIRE_MESSAGE(after_close.has_value(), testing::error_message(after_close));
+  CHECK((*after_close)->last_sequence() == 1);
+}
+
+TEST_CASE_TEMPLATE("a read-only view refuses appends and follows the writer",
+                   Backend, DURABLE_BACKENDS) {
+  Backend backend;
+  REQUIRE(append(*backend.store, {text_entry("c1", "a")}));
+  auto view = backend.open_read_only();
+  REQUIRE_MESSAGE(view.has_value(), testing::error_message(view));
+  log::LogStore& reader = **view;
+  CHECK(reader.last_sequence() == 1);
+  auto refused = append(reader, {text_entry("c1", "nope")});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kReadOnly);
+  REQUIRE(append(*backend.store, {text_entry("c1", "b")}));
+  CHECK(reader.wait_for_append(1, std::chrono::seconds(10)) == 2);
+  CHECK(texts(reader) == std::vector<std::string>{"a", "b"});
+  CHECK(channel_texts(reader, "c1") == std::vector<std::string>{"a", "b"});
+  CHECK(backend.store->last_sequence() == 2);
+}
+
+#ifndef PARLEY_TEST_POSTGRES_BACKEND
 TEST_CASE("an overlay reads its base, appends after it, and leaves it as is") {
   RocksDbBackend base;
   REQUIRE(append(*base.store, {text_entry("c1", "a", "k1"),
@@ -545,6 +647,12 @@ TEST_CASE("an overlay's reads stop where the visitor stops, in the base too") {
       "c1", 1, kLastSequence, [&](auto, auto, auto) { return ++visits < 2; }));
   CHECK(visits == 2);
 }
+
+#endif  // PARLEY_TEST_POSTGRES_BACKEND
+
+#ifdef PARLEY_TEST_POSTGRES_BACKEND
+TEST_SUITE_END();
+#endif
 
 }  // namespace
 }  // namespace parley

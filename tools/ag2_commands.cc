@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "log/rocksdb_log_store.h"
+#include "log/open_store.h"
+#include "log/store_location.h"
 #include "replay/ag2_export.h"
 #include "replay/ag2_import.h"
 #include "tools/exit_codes.h"
@@ -32,7 +33,7 @@ int ag2_exit_code(replay::Ag2ErrorKind kind) {
 }
 
 int run_export(const Ag2CommandOptions& options) {
-  auto opened = log::open_rocksdb_log_store_read_only(options.data);
+  auto opened = log::open_store_read_only(options.data.string());
   if (!opened) {
     std::cerr << "parley: " << opened.error().message << '\n';
     return exit_code_for(opened.error().code);
@@ -50,7 +51,7 @@ int run_export(const Ag2CommandOptions& options) {
 }
 
 int run_import(const Ag2CommandOptions& options) {
-  auto opened = log::open_rocksdb_log_store(options.data);
+  auto opened = log::open_store(options.data.string());
   if (!opened) {
     std::cerr << "parley: " << opened.error().message << '\n';
     return exit_code_for(opened.error().code);
@@ -58,7 +59,8 @@ int run_import(const Ag2CommandOptions& options) {
   auto report = replay::import_ag2(options.dir, *opened->store);
   if (!report) {
     std::cerr << "parley: " << report.error().message << '\n';
-    if (opened->recovery.created) {
+    if (opened->recovery.created &&
+        !log::is_postgres_location(options.data.string())) {
       // Leave no trace: the store this command created holds nothing.
       (void)opened->store->close();
       opened->store.reset();
@@ -73,7 +75,8 @@ int run_import(const Ag2CommandOptions& options) {
   std::cout << "imported " << report->agents << " agents, " << report->channels
             << " channels, " << report->envelopes << " envelopes, "
             << report->audit_records << " audit records, " << report->cursors
-            << " cursors into " << options.data.string() << '\n';
+            << " cursors into " << log::redact_location(options.data.string())
+            << '\n';
   return kExitOk;
 }
 
@@ -89,7 +92,7 @@ void add_ag2_commands(CLI::App& app, int& exit_code) {
       "Example: parley export-ag2 --data ./parley-data ./ag2-store");
   exporter
       ->add_option("--data,--store", export_options->data,
-                   "the store's directory")
+                   "the store: a directory or a postgresql:// URI")
       ->required();
   exporter->add_option("OUT_DIR", export_options->dir, "where to write")
       ->required();
@@ -107,7 +110,7 @@ void add_ag2_commands(CLI::App& app, int& exit_code) {
       "Example: parley import-ag2 --data ./parley-data ./ag2-store");
   importer
       ->add_option("--data,--store", import_options->data,
-                   "the store's directory")
+                   "the store: a directory or a postgresql:// URI")
       ->required();
   importer->add_option("AG2_DIR", import_options->dir, "AG2's store root")
       ->required()

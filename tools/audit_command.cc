@@ -7,7 +7,8 @@
 #include <optional>
 
 #include "engine/json/records_json.h"
-#include "log/rocksdb_log_store.h"
+#include "log/open_store.h"
+#include "log/store_location.h"
 #include "replay/audit_trail.h"
 #include "replay/state_hash.h"
 #include "replay/store_audit.h"
@@ -44,19 +45,23 @@ int print_trail(const log::LogStore& store,
 }
 
 int run(const AuditCommandOptions& options) {
-  // Read-only (a RocksDB secondary): works beside a live hub, writes
-  // nothing.
-  auto opened = log::open_rocksdb_log_store_read_only(options.data);
+  // Read-only (a RocksDB secondary, read-only PostgreSQL sessions): works
+  // beside a live hub, writes nothing.
+  const std::string location = options.data.string();
+  auto opened = log::open_store_read_only(location);
   if (!opened) {
     std::cerr << "parley: " << opened.error().message << '\n';
     return exit_code_for(opened.error().code);
   }
   const log::LogStore& store = **opened;
   if (options.trail) return print_trail(store, options);
-  // What the next read-write open will do with the WAL's tail: a torn
-  // record is dropped (it was never acked); damage before the end refuses
-  // the open, which the view above cannot show.
-  auto torn = log::find_torn_wal_tail(options.data);
+  // RocksDB: what the next read-write open will do with the WAL's tail: a
+  // torn record is dropped (it was never acked); damage before the end
+  // refuses the open, which the view above cannot show. (PostgreSQL keeps
+  // its own WAL: a store there has no torn tail of Parley's to report.)
+  auto torn = log::is_postgres_location(location)
+                  ? log::Result<std::optional<std::string>>()
+                  : log::find_torn_wal_tail(options.data);
   if (!torn) {
     std::cerr << "parley: " << torn.error().message
               << "; opening the store read-write will refuse it\n";
@@ -108,7 +113,7 @@ int run(const AuditCommandOptions& options) {
   }
   if (!report->clean()) {
     std::cerr << "parley: audit found " << report->problems.size()
-              << " problem(s) in " << options.data.string() << '\n';
+              << " problem(s) in " << log::redact_location(location) << '\n';
     return kExitDataError;
   }
   return kExitOk;
@@ -130,7 +135,9 @@ void add_audit_command(CLI::App& app, int& exit_code) {
       "--trail prints the audit records instead.\n"
       "Example: parley audit --data ./parley-data -o text\n"
       "Example: parley audit --data ./parley-data --trail");
-  audit->add_option("--data,--store", options->data, "the store's directory")
+  audit
+      ->add_option("--data,--store", options->data,
+                   "the store: a directory or a postgresql:// URI")
       ->required();
   audit->add_option("channels", options->channels,
                     "only these channels (ids); default: the whole store");

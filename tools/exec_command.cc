@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "log/rocksdb_log_store.h"
+#include "log/open_store.h"
 #include "tools/exit_codes.h"
 #include "tools/script_runner.h"
 
@@ -31,7 +31,7 @@ int run(const ExecOptions& options) {
   std::optional<log::ErrorCode> open_failure;
   auto runner = engine::ScriptRunner::start(
       [&]() -> engine::Result<std::shared_ptr<log::LogStore>> {
-        auto opened = log::open_rocksdb_log_store(options.data);
+        auto opened = log::open_store(options.data.string());
         if (!opened) {
           open_failure = opened.error().code;
           return engine::fail(engine::ErrorKind::kStorage,
@@ -63,7 +63,8 @@ void add_exec_command(CLI::App& app, int& exit_code) {
   auto* exec = app.add_subcommand(
       "exec",
       "Run a JSON-lines script of control-plane ops against an embedded hub");
-  exec->add_option("--data", options->data, "The hub's store directory")
+  exec->add_option("--data", options->data,
+                   "The hub's store: a directory or a postgresql:// URI")
       ->required();
   exec->add_option("script", options->script,
                    "The script (.jsonl), or - for standard input")

@@ -4,7 +4,8 @@
 #include <iostream>
 #include <map>
 
-#include "log/rocksdb_log_store.h"
+#include "log/open_store.h"
+#include "log/store_location.h"
 #include "parley/schemas/log_generated.h"
 #include "tools/exit_codes.h"
 #include "tools/read_store.h"
@@ -13,7 +14,8 @@ namespace parley::tools {
 namespace {
 
 int run(const std::filesystem::path& data) {
-  auto opened = log::open_rocksdb_log_store(data, {.create_if_missing = false});
+  const std::string location = data.string();
+  auto opened = log::open_store(location, {.create_if_missing = false});
   if (!opened) {
     std::cerr << "parley: " << opened.error().message << '\n';
     return exit_code_for(opened.error().code);
@@ -30,10 +32,12 @@ int run(const std::filesystem::path& data) {
             schema::GetRecord(record.data())->body_type())];
         return true;
       });
-  std::cout << "store          " << data.string() << '\n'
+  std::cout << "store          " << log::redact_location(location) << '\n'
             << "last sequence  " << opened->store->last_sequence() << '\n'
-            << "torn tail      " << (recovery.torn_tail ? "yes" : "no") << '\n'
-            << "bytes on disk  " << bytes_on_disk(data) << '\n';
+            << "torn tail      " << (recovery.torn_tail ? "yes" : "no") << '\n';
+  if (!log::is_postgres_location(location)) {
+    std::cout << "bytes on disk  " << bytes_on_disk(data) << '\n';
+  }
   for (const auto& [kind, count] : kinds) {
     std::cout << "records        " << count << ' ' << kind << '\n';
   }
@@ -52,7 +56,9 @@ void add_log_info_command(CLI::App& log, int& exit_code) {
       "Open a store, report what recovery found, count its records by kind.\n"
       "Example: parley log info --data ./parley-data");
   auto data = std::make_shared<std::filesystem::path>();
-  info->add_option("--data", *data, "the store's directory")->required();
+  info->add_option("--data", *data,
+                   "the store: a directory or a postgresql:// URI")
+      ->required();
   info->callback([data, &exit_code] { exit_code = run(*data); });
 }
 

@@ -6,6 +6,7 @@
 
 #include "tools/ag2_commands.h"
 #include "tools/audit_command.h"
+#include "tools/copy_command.h"
 #include "tools/exec_command.h"
 #include "tools/exit_codes.h"
 #include "tools/inspect_commands.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   parley::tools::add_stats_command(app, exit_code);
   parley::tools::add_audit_command(app, exit_code);
   parley::tools::add_ag2_commands(app, exit_code);
+  parley::tools::add_copy_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

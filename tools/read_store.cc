@@ -3,14 +3,16 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "log/rocksdb_log_store.h"
+#include "log/open_store.h"
 #include "tools/cli_output.h"
 #include "tools/exit_codes.h"
 
 namespace parley::tools {
 
 void add_store_option(CLI::App& command, std::filesystem::path& directory) {
-  command.add_option("--data,--store", directory, "the store's directory")
+  command
+      .add_option("--data,--store", directory,
+                  "the store: a directory or a postgresql:// URI")
       ->required();
 }
 
@@ -37,7 +39,7 @@ int report(const engine::Error& error) {
 
 std::expected<std::unique_ptr<log::LogStore>, int> open_read_only(
     const std::filesystem::path& directory) {
-  auto opened = log::open_rocksdb_log_store_read_only(directory);
+  auto opened = log::open_store_read_only(directory.string());
   if (!opened) return std::unexpected(report(opened.error()));
   return std::move(*opened);
 }

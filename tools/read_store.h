@@ -20,13 +20,15 @@ class App;
 
 namespace parley::tools {
 
-// Adds the required store option to `command`: `--data DIR` as `parley
-// exec` and `parley log info` name it, `--store DIR` as an alias.
+// Adds the required store option to `command`: `--data STORE` as `parley
+// exec` and `parley log info` name it, `--store STORE` as an alias. A
+// STORE is a directory (RocksDB) or a postgresql:// URI
+// (log/store_location.h).
 void add_store_option(CLI::App& command, std::filesystem::path& directory);
 
-// The store in `directory`, read-only. On failure prints "parley: <why>"
-// to stderr and returns the exit code: 66 no store, 69 unavailable, 65
-// corrupt or another version, 74 I/O.
+// The store `directory` names (either backend), read-only. On failure prints
+// "parley: <why>" to stderr and returns the exit code: 66 no store, 69
+// unavailable, 65 corrupt or another version, 74 I/O.
 std::expected<std::unique_ptr<log::LogStore>, int> open_read_only(
     const std::filesystem::path& directory);
 

@@ -202,6 +202,12 @@ Result<json> ScriptRunner::run_script_op(std::string_view op,
 Result<json> ScriptRunner::run(std::string_view op, const json& params) {
   static constexpr std::string_view kScriptOps[] = {
       "invitee", "clock.set", "clock.advance", "sweep", "restart", "state"};
+  if (op != "restart" && !hub_) {
+    // A restart whose open failed left no hub: only another restart helps.
+    return std::unexpected(
+        Error{ErrorKind::kStorage,
+              "no hub is open: the last restart failed to open the store"});
+  }
   if (std::ranges::find(kScriptOps, op) != std::end(kScriptOps)) {
     return run_script_op(op, params);
   }

@@ -7,7 +7,8 @@
 
 #include "engine/transport/server.h"
 #include "engine/transport/server_config.h"
-#include "log/rocksdb_log_store.h"
+#include "log/open_store.h"
+#include "log/store_location.h"
 #include "tools/exit_codes.h"
 
 namespace parley::tools {
@@ -122,11 +123,11 @@ int run(const ServeFlags& flags) {
     std::cout << "configuration OK\n";
     return kExitOk;
   }
-  auto opened = log::open_rocksdb_log_store(config->data);
+  auto opened = log::open_store(config->data.string());
   if (!opened) {
     std::cerr << "parley serve: cannot open the store in "
-              << config->data.string() << ": " << opened.error().message
-              << '\n';
+              << log::redact_location(config->data.string()) << ": "
+              << opened.error().message << '\n';
     return exit_code_for(opened.error().code);
   }
   if (opened->recovery.torn_tail) {
@@ -166,7 +167,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--config", flags->config_file,
                     "A TOML configuration file (flags override it)");
   serve->add_option("--data", flags->data,
-                    "The hub's store directory (RocksDB; created if missing)");
+                    "The hub's store: a RocksDB directory or a postgresql:// "
+                    "URI (created if missing)");
   serve->add_option("--listen", flags->listen,
                     "HOST:PORT to accept WebSocket clients on (default "
                     "127.0.0.1:8765; port 0 picks a free port)");

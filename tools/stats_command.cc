@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "log/store_location.h"
 #include "replay/record_json.h"
 #include "tools/cli_output.h"
 #include "tools/exit_codes.h"
@@ -42,7 +43,10 @@ int run(const StatsOptions& options) {
                      return a->last_sequence > b->last_sequence;
                    });
   if (largest.size() > options.top) largest.resize(options.top);
-  const std::uintmax_t bytes = bytes_on_disk(options.data);
+  const std::string location = log::redact_location(options.data.string());
+  // A PostgreSQL store's size is the database's business: not shown.
+  const bool on_disk = !log::is_postgres_location(options.data.string());
+  const std::uintmax_t bytes = on_disk ? bytes_on_disk(options.data) : 0;
   const std::uint64_t last = (*folded)->last_log_sequence();
 
   const OutputFormat format = resolve_format(options.output);
@@ -60,20 +64,22 @@ int run(const StatsOptions& options) {
                      {"participants", names}});
     }
     JsonWriter json(std::cout, format);
-    json.write({{"store", options.data.string()},
-                {"last_sequence", last},
-                {"bytes_on_disk", bytes},
-                {"agents", state.registry.size()},
-                {"records", kinds},
-                {"channels_by_state", by_state},
-                {"channels_by_type", by_type},
-                {"largest_channels", top}});
+    json.write(
+        {{"store", location},
+         {"last_sequence", last},
+         {"bytes_on_disk", on_disk ? nlohmann::json(bytes) : nlohmann::json()},
+         {"agents", state.registry.size()},
+         {"records", kinds},
+         {"channels_by_state", by_state},
+         {"channels_by_type", by_type},
+         {"largest_channels", top}});
     json.finish();
     return kExitOk;
   }
-  std::cout << "store          " << options.data.string() << '\n'
+  std::cout << "store          " << location << '\n'
             << "last sequence  " << last << '\n'
-            << "bytes on disk  " << bytes << '\n'
+            << "bytes on disk  " << (on_disk ? std::to_string(bytes) : "-")
+            << '\n'
             << "agents         " << state.registry.size() << '\n'
             << "channels       " << state.channels.in_order().size() << "\n\n";
   auto counts = [](std::string_view title,

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "log/store_location.h"
+
 namespace parley::transport {
 namespace {
 
@@ -377,7 +379,7 @@ std::string describe(const ServerConfig& config) {
   const auto& c = config.connection;
   std::vector<std::string> key_names;
   for (const auto& [name, key] : config.api_keys) key_names.push_back(name);
-  out << "data = " << config.data.string() << '\n'
+  out << "data = " << log::redact_location(config.data.string()) << '\n'
       << "listen = " << to_string(config.listen) << '\n'
       << "admin = " << (config.admin ? to_string(*config.admin) : "off") << '\n'
       << "tls = "

@@ -1,0 +1,32 @@
+// Opens the store a location names (log/store_location.h): a RocksDB
+// directory or a PostgreSQL connection URI. The one place the tools and
+// the server open stores, so every command takes either.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "log/log_store.h"
+#include "log/rocksdb_log_store.h"
+
+namespace parley::log {
+
+struct StoreOptions {
+  Durability durability = Durability::kSync;
+  bool create_if_missing = true;
+};
+
+// Opens (or creates) the store at `location` read-write. `recovery` tells
+// whether it was created and, for RocksDB, whether a torn WAL tail was
+// dropped. Fails as open_rocksdb_log_store() or open_postgres_log_store()
+// does.
+Result<OpenedLogStore> open_store(std::string_view location,
+                                  const StoreOptions& options = {});
+
+// Opens the store at `location` read-only, beside a live writer: a RocksDB
+// secondary instance, or read-only PostgreSQL sessions (which also work on
+// a hot standby). Writes nothing; kNotFound when there is no store.
+Result<std::unique_ptr<LogStore>> open_store_read_only(
+    std::string_view location);
+
+}  // namespace parley::log

@@ -1,0 +1,151 @@
+// Opening a PostgreSQL store: connecting, creating or checking the schema,
+// taking the writer's lock, and finding the last record.
+#include <array>
+#include <chrono>
+#include <thread>
+
+#include "log/postgres_schema.h"
+#include "log/postgres_store.h"
+#include "log/record_check.h"
+#include "log/store_location.h"
+#include "schemas/record.h"
+
+namespace parley::log {
+namespace {
+
+using namespace postgres_backend;
+
+// The newest record's log sequence (0 for an empty log); its stamp must
+// agree with its key.
+Result<std::uint64_t> find_last_sequence(const Connection& connection) {
+  auto found = connection.exec("reading the newest record",
+                               "SELECT log_sequence, record FROM parley_log "
+                               "ORDER BY log_sequence DESC LIMIT 1");
+  if (!found) return std::unexpected(found.error());
+  if (PQntuples(found->get()) == 0) return 0;
+  const auto sequence = get_int8(found->get(), 0, 0);
+  if (!sequence) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption, "the newest log sequence is malformed"});
+  }
+  std::vector<std::uint64_t> scratch;
+  auto checked = check_record(
+      schema::aligned_record(get_bytes(found->get(), 0, 1), scratch),
+      *sequence);
+  if (!checked) return std::unexpected(checked.error());
+  return *sequence;
+}
+
+// Takes the writer's session lock on `connection`: kBusy when another
+// connection still holds it after kLockPatience. (A writer that just went
+// away, closed or killed, may hold it until its server process has
+// noticed and exited.)
+Result<void> lock_writer(const Connection& connection,
+                         const std::string& where) {
+  constexpr auto kLockPatience = std::chrono::seconds(1);
+  constexpr auto kRetryEvery = std::chrono::milliseconds(50);
+  const auto deadline = std::chrono::steady_clock::now() + kLockPatience;
+  const std::array params{int8_param(kLockClass)};
+  while (true) {
+    auto locked = connection.exec(
+        "taking the writer's lock",
+        "SELECT pg_try_advisory_lock($1::integer, hashtext(current_schema()))",
+        params);
+    if (!locked) return std::unexpected(locked.error());
+    if (PQgetvalue(locked->get(), 0, 0)[0] == 1) return {};
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return std::unexpected(Error{
+          ErrorCode::kBusy, where + " is held by another writer (a live hub "
+                                    "holds its advisory lock)"});
+    }
+    std::this_thread::sleep_for(kRetryEvery);
+  }
+}
+
+}  // namespace
+
+Result<OpenedPostgresStore> open_postgres_log_store(
+    std::string_view conninfo, const PostgresOptions& options) {
+  const std::string where = redact_location(conninfo);
+  auto writer = Connection::connect(std::string(conninfo), false);
+  if (!writer) return std::unexpected(writer.error());
+  auto created = prepare_schema(*writer, where, options.create_if_missing);
+  if (!created) return std::unexpected(created.error());
+  if (auto locked = lock_writer(*writer, where); !locked) {
+    return std::unexpected(locked.error());
+  }
+  // Fences every writer before this one: their transactions check the
+  // epoch they opened with.
+  auto epoch = writer->exec("taking the writer's epoch",
+                            "UPDATE parley_writer SET epoch = epoch + 1 "
+                            "RETURNING epoch");
+  if (!epoch) return std::unexpected(epoch.error());
+  const auto writer_epoch = PQntuples(epoch->get()) == 1
+                                ? get_int8(epoch->get(), 0, 0)
+                                : std::nullopt;
+  if (!writer_epoch) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              where + ": parley_writer does not hold the one epoch row"});
+  }
+  auto last = find_last_sequence(*writer);
+  if (!last) return std::unexpected(last.error());
+  if (options.durability == Durability::kAsync) {
+    auto set =
+        writer->exec("setting the durability", "SET synchronous_commit = off");
+    if (!set) return std::unexpected(set.error());
+  }
+  if (PQenterPipelineMode(writer->get()) != 1) {
+    return std::unexpected(
+        Error{ErrorCode::kIoError, "cannot enter pipeline mode on " + where +
+                                       ": " + writer->error_message()});
+  }
+  return OpenedPostgresStore{
+      std::make_unique<PostgresLogStore>(
+          std::string(conninfo), where, std::move(*writer),
+          /*read_only=*/false, *last, *writer_epoch),
+      *created};
+}
+
+Result<void> drop_postgres_log_store(std::string_view conninfo) {
+  const std::string where = redact_location(conninfo);
+  auto connection = Connection::connect(std::string(conninfo), false);
+  if (!connection) return std::unexpected(connection.error());
+  if (auto exists = prepare_schema(*connection, where, /*create=*/false);
+      !exists && exists.error().code == ErrorCode::kNotFound) {
+    return std::unexpected(exists.error());
+  }
+  // Held until the connection closes: no writer opens it meanwhile.
+  if (auto locked = lock_writer(*connection, where); !locked) {
+    return std::unexpected(locked.error());
+  }
+  ResultPtr dropped(PQexec(connection->get(), R"sql(
+BEGIN;
+DROP TABLE IF EXISTS parley_log, parley_channel_index, parley_idempotency,
+  parley_writer, parley_schema_version;
+DROP FUNCTION IF EXISTS parley_check_epoch(bigint);
+COMMIT;
+)sql"));
+  if (!dropped || PQresultStatus(dropped.get()) != PGRES_COMMAND_OK) {
+    return std::unexpected(
+        result_error(*connection, "dropping the store", dropped.get()));
+  }
+  return {};
+}
+
+Result<std::unique_ptr<LogStore>> open_postgres_log_store_read_only(
+    std::string_view conninfo) {
+  const std::string where = redact_location(conninfo);
+  auto connection = Connection::connect(std::string(conninfo), true);
+  if (!connection) return std::unexpected(connection.error());
+  auto checked = prepare_schema(*connection, where, /*create=*/false);
+  if (!checked) return std::unexpected(checked.error());
+  auto last = find_last_sequence(*connection);
+  if (!last) return std::unexpected(last.error());
+  auto store = std::make_unique<PostgresLogStore>(
+      std::string(conninfo), where, std::nullopt, /*read_only=*/true, *last,
+      /*epoch=*/0);
+  return store;
+}
+
+}  // namespace parley::log

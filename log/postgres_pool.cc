@@ -1,0 +1,38 @@
+#include "log/postgres_pool.h"
+
+namespace parley::log::postgres_backend {
+
+Result<ConnectionPool::Lease> ConnectionPool::acquire() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      Connection connection = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(*this, std::move(connection));
+    }
+  }
+  auto connection = Connection::connect(conninfo_, read_only_);
+  if (!connection) return std::unexpected(connection.error());
+  return Lease(*this, std::move(*connection));
+}
+
+void ConnectionPool::give_back(Connection connection) {
+  // A connection left inside a transaction (a read that failed midway)
+  // is not worth saving.
+  if (!connection.ok() ||
+      PQtransactionStatus(connection.get()) != PQTRANS_IDLE) {
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  if (cleared_ || idle_.size() >= kMaxIdle) return;
+  idle_.push_back(std::move(connection));
+}
+
+void ConnectionPool::clear() {
+  std::vector<Connection> closing;
+  std::lock_guard lock(mutex_);
+  cleared_ = true;
+  closing.swap(idle_);
+}
+
+}  // namespace parley::log::postgres_backend
