@@ -178,8 +178,9 @@ Result<void> RocksDbLogStore::lead(const GroupPtr& group) {
     if (member.on_durable) member.on_durable(group->outcome);
   }
   Result<void> outcome = group->outcome;
-  group->done.set();
   appended_.notify_all();
+  // Last: a member told here may close and destroy the store.
+  group->done.set();
   return outcome;
 }
 
