@@ -345,6 +345,7 @@ std::string totals_json(const CampaignTotals& totals, bool power) {
       {"cut_before_ready", totals.cut_before_ready},
       {"records_dropped", totals.records_dropped},
       {"acked_dropped", totals.acked_dropped},
+      {"unacked_survivors", totals.unacked_survivors},
       {"files_removed", totals.files_removed},
       {"renames_undone", totals.renames_undone},
       {"files_cut", totals.files_cut},

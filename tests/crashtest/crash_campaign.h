@@ -56,7 +56,9 @@ struct CampaignTotals {
   std::uint64_t cut_before_ready = 0;  // cut while the hub was opening
   std::uint64_t records_dropped = 0;   // written before the cut, gone after
   std::uint64_t acked_dropped = 0;     // acknowledged and gone (async only)
-  std::uint64_t files_removed = 0;     // unsynced directory entries dropped
+  // Records the hub wrote and saw fail (their sync failed) that survived.
+  std::uint64_t unacked_survivors = 0;
+  std::uint64_t files_removed = 0;  // unsynced directory entries dropped
   std::uint64_t renames_undone = 0;
   std::uint64_t files_cut = 0;   // files that lost unsynced bytes
   std::uint64_t files_torn = 0;  // of those, kept a torn prefix

@@ -39,8 +39,9 @@ class Driver {
   int run() {
     emit("phase hydrating");
     auto store = log::open_rocksdb_log_store(
-        options_.data,
-        {.durability = options_.durability, .env = options_.env});
+        options_.data, {.durability = options_.durability,
+                        .env = options_.env,
+                        .write_buffer_size = options_.write_buffer_size});
     if (!store) {
       std::fprintf(stderr, "crash driver: %s\n", store.error().message.c_str());
       return 1;

@@ -43,6 +43,8 @@ struct DriverOptions {
   // The store's Env (not owned) and durability.
   rocksdb::Env* env = nullptr;
   log::Durability durability = log::Durability::kSync;
+  // The store's memtable size (log::RocksDbOptions); 0: RocksDB's default.
+  std::size_t write_buffer_size = 0;
   // When given, the driver stops between two ops once it is set.
   const std::atomic<bool>* stop = nullptr;
   // Called with the hub's store once the driver stops, before it closes the

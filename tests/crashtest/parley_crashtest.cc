@@ -3,6 +3,7 @@
 // anything acknowledged was lost or duplicated or an audit failed.
 //
 //   parley-crashtest --data DIR --trials N [--seed S]
+//   parley-crashtest --data DIR --trials N --power-cut sync|async
 //
 // Run with --child, it is the child a trial kills (crash_driver.h).
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 
 #include "tests/crashtest/crash_campaign.h"
 #include "tests/crashtest/crash_driver.h"
+#include "tests/crashtest/power_campaign.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -36,9 +38,15 @@ int main(int argc, char** argv) {
       ->default_val(PARLEY_AG2_STORE);
   app.add_option("--inject", campaign.inject,
                  "self-test: 'lose' fakes an ack, 'duplicate' writes an "
-                 "acknowledged record twice")
-      ->check(CLI::IsMember({"lose", "duplicate"}));
+                 "acknowledged record twice, 'unsynced-acks' (with "
+                 "--power-cut sync) drives the hub without syncs")
+      ->check(CLI::IsMember({"lose", "duplicate", "unsynced-acks"}));
   app.add_flag("-v,--verbose", campaign.verbose, "one line per trial");
+  std::string power_cut;
+  app.add_option("--power-cut", power_cut,
+                 "simulated power losses instead of kills, with this "
+                 "durability")
+      ->check(CLI::IsMember({"sync", "async"}));
   app.add_flag("--child", child, "run as a trial's child")->group("");
   app.add_option("--generation", driver.generation)->group("");
   app.add_option("--clock", driver.clock_micros)->group("");
@@ -56,8 +64,15 @@ int main(int argc, char** argv) {
   campaign.seed = seed;
   campaign.self = std::filesystem::canonical("/proc/self/exe");
   try {
-    const auto totals = parley::crashtest::run_campaign(campaign);
-    std::cout << parley::crashtest::totals_json(totals) << std::endl;
+    const auto totals =
+        power_cut.empty()
+            ? parley::crashtest::run_campaign(campaign)
+            : parley::crashtest::run_power_campaign(
+                  campaign, power_cut == "sync"
+                                ? parley::log::Durability::kSync
+                                : parley::log::Durability::kAsync);
+    std::cout << parley::crashtest::totals_json(totals, !power_cut.empty())
+              << std::endl;
     return totals.failed() ? 1 : 0;
   } catch (const std::exception& error) {
     std::cerr << "parley-crashtest: " << error.what() << "\n";
