@@ -29,6 +29,8 @@ constexpr int kRetriesPerTrial = 3;
 constexpr std::size_t kWriteBufferSizes[] = {0, 64 << 10, 256 << 10};
 // Power cuts come within this long after the driver starts.
 constexpr std::int64_t kMaxCutMicros = 300000;
+// Or after at most this many appends to files.
+constexpr std::int64_t kMaxCutAppends = 200;
 
 class PowerCampaign {
  public:
@@ -133,10 +135,25 @@ class PowerCampaign {
                       .has_value();
             },
     };
+    // Half the cuts come after a random number of file appends, most
+    // often between a write and its sync; the others at a random time.
+    const bool after_appends = std::bernoulli_distribution(0.5)(random_);
+    if (after_appends) {
+      file_system->cut_after_appends(
+          std::uniform_int_distribution<std::int64_t>(1,
+                                                      kMaxCutAppends)(random_));
+    }
     std::thread driving([&] { (void)run_driver(driver); });
-    std::this_thread::sleep_for(
-        std::chrono::microseconds(std::uniform_int_distribution<std::int64_t>(
-            0, kMaxCutMicros)(random_)));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::microseconds(
+            after_appends ? kMaxCutMicros
+                          : std::uniform_int_distribution<std::int64_t>(
+                                0, kMaxCutMicros)(random_));
+    while (!file_system->down() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
     file_system->cut();
     stop = true;
     driving.join();

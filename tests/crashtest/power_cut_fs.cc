@@ -258,8 +258,11 @@ IOStatus PowerCutFileSystem::Truncate(const std::string& name, size_t size,
 
 IOStatus PowerCutFileSystem::appended(const std::string& name,
                                       std::uint64_t bytes) {
-  std::lock_guard lock(mutex_);
-  files_[name].size += bytes;
+  {
+    std::lock_guard lock(mutex_);
+    files_[name].size += bytes;
+  }
+  if (appends_to_cut_ > 0 && --appends_to_cut_ == 0) cut();
   return IOStatus::OK();
 }
 

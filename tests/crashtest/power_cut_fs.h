@@ -37,6 +37,9 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
 
   // From now on every write fails with an I/O error.
   void cut() { down_ = true; }
+  // Cuts the power right after the `appends`-th next append to a file
+  // succeeds, so the cut lands between a write and its sync.
+  void cut_after_appends(std::int64_t appends) { appends_to_cut_ = appends; }
   bool down() const { return down_; }
 
   struct Losses {
@@ -118,6 +121,7 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
   void created(const std::string& name, bool existed);
 
   std::atomic<bool> down_ = false;
+  std::atomic<std::int64_t> appends_to_cut_ = 0;  // 0: no cut planned
   std::mutex mutex_;
   std::map<std::string, FileState> files_;             // guarded by mutex_
   std::map<std::string, std::vector<Entry>> entries_;  // by directory; mutex_
