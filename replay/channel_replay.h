@@ -1,6 +1,9 @@
 // Re-folds one channel from its log, up to a per-channel sequence, without
 // a live hub: the channel's ChannelCreated record, then its envelopes in
-// channel order, each through engine::HubState::apply (the hub's own fold).
+// channel order, with its ExpectationFired records (a hide handler's hides)
+// in log order among them, each through engine::HubState::apply (the hub's
+// own fold). Up to sequence `at` means up to the record before envelope
+// `at` + 1.
 //
 // Thread safety: none; a ChannelReplay is used on one thread.
 #pragma once

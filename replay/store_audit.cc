@@ -163,6 +163,8 @@ class Auditor {
       } else if (const auto* created = root->body_as_ChannelCreated()) {
         channels_seen.insert(created->channel_id()->str());
         created_at_[created->channel_id()->str()] = key;
+      } else if (const auto* fired = root->body_as_ExpectationFired()) {
+        fired_at_[fired->channel_id()->str()].push_back(key);
       }
       const std::string& channel = channels_[stored.channel];
       if (sequences->log_sequence != key) {
@@ -332,7 +334,9 @@ class Auditor {
   }
 
   // Folds each channel alone — its ChannelCreated record, then its
-  // envelopes read through the channel index — and compares the channel's
+  // envelopes read through the channel index, with its ExpectationFired
+  // records (a hide handler's hides fold from those, and they are not in the
+  // channel index) in log order among them — and compares the channel's
   // state hash with the full fold's.
   void refold_channels(const engine::HubState& folded) {
     for (const engine::ChannelEntry* full : folded.channels.in_order()) {
@@ -350,13 +354,26 @@ class Auditor {
         return true;
       };
       auto read = store_.read(created->second, created->second, apply);
+      const std::vector<std::uint64_t>& fired = fired_at_[id];
+      auto next_fired = fired.begin();
+      // Applies the channel's ExpectationFired records before `before`.
+      auto apply_fired = [&](std::uint64_t before) {
+        for (; read && !failed && next_fired != fired.end() &&
+               *next_fired < before;
+             ++next_fired) {
+          read = store_.read(*next_fired, *next_fired, apply);
+        }
+        return read && !failed;
+      };
       if (read && !failed) {
-        read =
-            store_.read_channel(id, 1, log::kLastSequence,
-                                [&](std::uint64_t, std::uint64_t log_sequence,
-                                    std::string_view record) {
-                                  return apply(log_sequence, record);
-                                });
+        auto indexed = store_.read_channel(
+            id, 1, log::kLastSequence,
+            [&](std::uint64_t, std::uint64_t log_sequence,
+                std::string_view record) {
+              return apply_fired(log_sequence) && apply(log_sequence, record);
+            });
+        if (read && !indexed) read = indexed;
+        apply_fired(log::kLastSequence);
       }
       if (!read || failed) {
         problem(id, 0, 0,
@@ -495,6 +512,8 @@ class Auditor {
   std::map<std::uint64_t, std::string> post_keys_;
   // channel -> the log sequence of its ChannelCreated record
   std::map<std::string, std::uint64_t> created_at_;
+  // channel -> the log sequences of its ExpectationFired records, in order
+  std::map<std::string, std::vector<std::uint64_t>> fired_at_;
   // channel -> (channel sequence, log sequence) stamped on its records
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>>
       stamped_;

@@ -15,8 +15,9 @@
 //     record;
 //   * folding the log twice (engine::HubState::apply, the hub's own fold)
 //     gives the same state hash, and each channel folded alone (its
-//     ChannelCreated record, then its envelopes through the channel index)
-//     gives the channel state hash of the full fold;
+//     ChannelCreated record, then its envelopes through the channel index,
+//     with its ExpectationFired records in log order among them) gives the
+//     channel state hash of the full fold;
 //   * the folded state equals what the engine reports: a Hub opened on a
 //     copy of the log (its own hydrate) answers get_channel, adapter_state,
 //     get_agent, get_resume, get_rule, get_skill and inbox_cursor with the

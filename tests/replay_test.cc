@@ -166,6 +166,39 @@ TEST_CASE("a read-only fold beside the live hub equals the hub's own fold") {
   CHECK(replay::store_state_hash((*folded)->state()) == live);
 }
 
+TEST_CASE("replaying a discussion folds the hide its expectation fired") {
+  testing::TestHub hub;
+  const std::string alice = hub.add_agent("alice");
+  const std::string bob = hub.add_agent("bob");
+  const std::string carol = hub.add_agent("carol");
+  auto opened = hub.open(alice, "discussion", {bob, carol});
+  REQUIRE(opened.has_value());
+  const std::string& channel = opened->channel_id;
+  REQUIRE(hub.say(channel, alice, "opening").has_value());
+  const std::uint64_t opening = hub.wal(channel).back().sequence;
+  // turn_within 600 s hides bob: an ExpectationFired record, outside the
+  // channel index.
+  hub.clock().advance(std::chrono::seconds(600));
+  REQUIRE(hub.hub().tick_expectations().has_value());
+  REQUIRE(hub.say(channel, carol, "carol here").has_value());
+  REQUIRE(hub.state(channel)["hidden_participants"] == json::array({bob}));
+  auto adapter_state = [](const ChannelReplay& replayed) {
+    return json::parse(std::string(replayed.channel().state->to_json()));
+  };
+
+  auto all = ChannelReplay::run(hub.hub().store(), channel);
+  REQUIRE(all.has_value());
+  CHECK(adapter_state(**all)["hidden_participants"] == json::array({bob}));
+  auto folded = FoldedStore::fold(hub.hub().store());
+  REQUIRE(folded.has_value());
+  CHECK(replay::channel_state_hash((*all)->channel()) ==
+        replay::channel_state_hash(*(*folded)->state().channels.find(channel)));
+  // Before alice's post nothing had fired.
+  auto before = ChannelReplay::run(hub.hub().store(), channel, opening - 1);
+  REQUIRE(before.has_value());
+  CHECK_FALSE(adapter_state(**before).contains("hidden_participants"));
+}
+
 TEST_CASE("every record renders as JSON with its kind and log sequence") {
   Conversation c;
   REQUIRE(c.hub.hub()

@@ -171,6 +171,27 @@ TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
   CHECK(run.out.find("missing from the channel index") != std::string::npos);
 }
 
+TEST_CASE(
+    "a discussion whose silent participant a hide handler hid audits clean") {
+  testing::TestHub hub;
+  const std::string alice = hub.add_agent("alice");
+  const std::string bob = hub.add_agent("bob");
+  const std::string carol = hub.add_agent("carol");
+  auto opened = hub.open(alice, "discussion", {bob, carol});
+  REQUIRE(opened.has_value());
+  REQUIRE(hub.say(opened->channel_id, alice, "opening").has_value());
+  // The discussion's turn_within of 600 s hides bob; the hide is folded
+  // from an ExpectationFired record, which the channel index does not hold.
+  hub.clock().advance(std::chrono::seconds(600));
+  auto fired = hub.hub().tick_expectations();
+  REQUIRE(fired.has_value());
+  REQUIRE(hub.state(opened->channel_id)["hidden_participants"] ==
+          nlohmann::json::array({bob}));
+  REQUIRE(hub.hub().close().has_value());
+  replay::AuditReport report = audit(hub.data() / "store");
+  CHECK_MESSAGE(report.clean(), all_problems(report));
+}
+
 TEST_CASE("a store with idempotent posts and their retries audits clean") {
   testing::TestHub hub;
   const std::string alice = hub.add_agent("alice");

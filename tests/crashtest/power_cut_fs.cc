@@ -1,0 +1,336 @@
+#include "tests/crashtest/power_cut_fs.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace parley::crashtest {
+
+namespace {
+
+namespace fs = std::filesystem;
+using rocksdb::IODebugContext;
+using rocksdb::IOOptions;
+using rocksdb::IOStatus;
+using rocksdb::Slice;
+
+std::string directory_of(const std::string& name) {
+  return fs::path(name).parent_path().lexically_normal().string();
+}
+
+std::string normal_directory(const std::string& name) {
+  std::string normal = fs::path(name).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
+}
+
+std::optional<std::string> read_whole(const std::string& name) {
+  std::ifstream in(name, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A writable file that tells its file system what was written and synced.
+class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  TrackedFile(std::unique_ptr<rocksdb::FSWritableFile> file,
+              PowerCutFileSystem& owner, std::string name)
+      : FSWritableFileOwnerWrapper(std::move(file)),
+        owner_(owner),
+        name_(std::move(name)) {}
+
+  IOStatus Append(const Slice& data, const IOOptions& options,
+                  IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    IOStatus status = target()->Append(data, options, debug);
+    return status.ok() ? owner_.appended(name_, data.size()) : status;
+  }
+  IOStatus Append(const Slice& data, const IOOptions& options,
+                  const rocksdb::DataVerificationInfo& info,
+                  IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    IOStatus status = target()->Append(data, options, info, debug);
+    return status.ok() ? owner_.appended(name_, data.size()) : status;
+  }
+  IOStatus PositionedAppend(const Slice&, std::uint64_t, const IOOptions&,
+                            IODebugContext*) override {
+    return IOStatus::NotSupported("PowerCutFileSystem: positioned append");
+  }
+  IOStatus PositionedAppend(const Slice&, std::uint64_t, const IOOptions&,
+                            const rocksdb::DataVerificationInfo&,
+                            IODebugContext*) override {
+    return IOStatus::NotSupported("PowerCutFileSystem: positioned append");
+  }
+  IOStatus Truncate(std::uint64_t size, const IOOptions& options,
+                    IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    IOStatus status = target()->Truncate(size, options, debug);
+    return status.ok() ? owner_.truncated(name_, size) : status;
+  }
+  IOStatus Flush(const IOOptions& options, IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    return target()->Flush(options, debug);
+  }
+  IOStatus Sync(const IOOptions& options, IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    IOStatus status = target()->Sync(options, debug);
+    return status.ok() ? owner_.synced(name_) : status;
+  }
+  IOStatus Fsync(const IOOptions& options, IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    IOStatus status = target()->Fsync(options, debug);
+    return status.ok() ? owner_.synced(name_) : status;
+  }
+  // sync_file_range makes nothing durable; a later Sync does.
+  IOStatus RangeSync(std::uint64_t offset, std::uint64_t bytes,
+                     const IOOptions& options, IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    return target()->RangeSync(offset, bytes, options, debug);
+  }
+  bool IsSyncThreadSafe() const override { return false; }
+
+ private:
+  PowerCutFileSystem& owner_;
+  const std::string name_;
+};
+
+class TrackedDirectory : public rocksdb::FSDirectoryWrapper {
+ public:
+  TrackedDirectory(std::unique_ptr<rocksdb::FSDirectory> directory,
+                   PowerCutFileSystem& owner, std::string name)
+      : FSDirectoryWrapper(std::move(directory)),
+        owner_(owner),
+        name_(std::move(name)) {}
+
+  IOStatus Fsync(const IOOptions& options, IODebugContext* debug) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    IOStatus status = FSDirectoryWrapper::Fsync(options, debug);
+    return status.ok() ? owner_.directory_synced(name_) : status;
+  }
+  IOStatus FsyncWithDirOptions(
+      const IOOptions& options, IODebugContext* debug,
+      const rocksdb::DirFsyncOptions& dir_options) override {
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    IOStatus status =
+        FSDirectoryWrapper::FsyncWithDirOptions(options, debug, dir_options);
+    return status.ok() ? owner_.directory_synced(name_) : status;
+  }
+
+ private:
+  PowerCutFileSystem& owner_;
+  const std::string name_;
+};
+
+}  // namespace
+
+IOStatus PowerCutFileSystem::power_is_off() {
+  return IOStatus::IOError("power cut");
+}
+
+void PowerCutFileSystem::created(const std::string& name, bool existed) {
+  files_[name] = FileState{};
+  // Overwriting a file that was there keeps its entry; its old bytes are
+  // not kept (nothing here overwrites a file it needs).
+  if (!existed) entries_[directory_of(name)].push_back({.name = name});
+}
+
+IOStatus PowerCutFileSystem::NewWritableFile(
+    const std::string& name, const rocksdb::FileOptions& options,
+    std::unique_ptr<rocksdb::FSWritableFile>* file, IODebugContext* debug) {
+  if (down_) return power_is_off();
+  std::lock_guard lock(mutex_);
+  const bool existed = fs::exists(name);
+  IOStatus status = target()->NewWritableFile(name, options, file, debug);
+  if (!status.ok()) return status;
+  created(name, existed);
+  *file = std::make_unique<TrackedFile>(std::move(*file), *this, name);
+  return status;
+}
+
+IOStatus PowerCutFileSystem::ReopenWritableFile(
+    const std::string& name, const rocksdb::FileOptions& options,
+    std::unique_ptr<rocksdb::FSWritableFile>* file, IODebugContext* debug) {
+  if (down_) return power_is_off();
+  std::lock_guard lock(mutex_);
+  const bool existed = fs::exists(name);
+  IOStatus status = target()->ReopenWritableFile(name, options, file, debug);
+  if (!status.ok()) return status;
+  if (existed) {
+    // What is there already counts as durable.
+    const std::uint64_t size = fs::file_size(name);
+    files_.try_emplace(name, FileState{.size = size, .synced = size});
+  } else {
+    created(name, false);
+  }
+  *file = std::make_unique<TrackedFile>(std::move(*file), *this, name);
+  return status;
+}
+
+IOStatus PowerCutFileSystem::ReuseWritableFile(
+    const std::string&, const std::string&, const rocksdb::FileOptions&,
+    std::unique_ptr<rocksdb::FSWritableFile>*, IODebugContext*) {
+  return IOStatus::NotSupported("PowerCutFileSystem: WAL recycling");
+}
+
+IOStatus PowerCutFileSystem::NewRandomRWFile(
+    const std::string&, const rocksdb::FileOptions&,
+    std::unique_ptr<rocksdb::FSRandomRWFile>*, IODebugContext*) {
+  return IOStatus::NotSupported("PowerCutFileSystem: random read-write files");
+}
+
+IOStatus PowerCutFileSystem::NewDirectory(
+    const std::string& name, const IOOptions& options,
+    std::unique_ptr<rocksdb::FSDirectory>* result, IODebugContext* debug) {
+  IOStatus status = target()->NewDirectory(name, options, result, debug);
+  if (status.ok()) {
+    *result = std::make_unique<TrackedDirectory>(std::move(*result), *this,
+                                                 normal_directory(name));
+  }
+  return status;
+}
+
+IOStatus PowerCutFileSystem::RenameFile(const std::string& source,
+                                        const std::string& target_name,
+                                        const IOOptions& options,
+                                        IODebugContext* debug) {
+  if (down_) return power_is_off();
+  std::lock_guard lock(mutex_);
+  std::optional<std::string> previous = read_whole(target_name);
+  IOStatus status = target()->RenameFile(source, target_name, options, debug);
+  if (!status.ok()) return status;
+  if (auto it = files_.find(source); it != files_.end()) {
+    files_[target_name] = it->second;
+    files_.erase(source);
+  } else {
+    files_.erase(target_name);
+  }
+  entries_[directory_of(target_name)].push_back(
+      {.name = target_name,
+       .renamed_from = source,
+       .previous_target = std::move(previous)});
+  return status;
+}
+
+IOStatus PowerCutFileSystem::LinkFile(const std::string& source,
+                                      const std::string& target_name,
+                                      const IOOptions& options,
+                                      IODebugContext* debug) {
+  if (down_) return power_is_off();
+  std::lock_guard lock(mutex_);
+  IOStatus status = target()->LinkFile(source, target_name, options, debug);
+  if (status.ok()) {
+    entries_[directory_of(target_name)].push_back({.name = target_name});
+  }
+  return status;
+}
+
+IOStatus PowerCutFileSystem::DeleteFile(const std::string& name,
+                                        const IOOptions& options,
+                                        IODebugContext* debug) {
+  if (down_) return power_is_off();
+  std::lock_guard lock(mutex_);
+  IOStatus status = target()->DeleteFile(name, options, debug);
+  if (status.ok()) files_.erase(name);
+  return status;
+}
+
+IOStatus PowerCutFileSystem::CreateDir(const std::string& name,
+                                       const IOOptions& options,
+                                       IODebugContext* debug) {
+  if (down_) return power_is_off();
+  return target()->CreateDir(name, options, debug);
+}
+
+IOStatus PowerCutFileSystem::CreateDirIfMissing(const std::string& name,
+                                                const IOOptions& options,
+                                                IODebugContext* debug) {
+  if (down_) return power_is_off();
+  return target()->CreateDirIfMissing(name, options, debug);
+}
+
+IOStatus PowerCutFileSystem::Truncate(const std::string& name, size_t size,
+                                      const IOOptions& options,
+                                      IODebugContext* debug) {
+  if (down_) return power_is_off();
+  IOStatus status = target()->Truncate(name, size, options, debug);
+  return status.ok() ? truncated(name, size) : status;
+}
+
+IOStatus PowerCutFileSystem::appended(const std::string& name,
+                                      std::uint64_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    files_[name].size += bytes;
+  }
+  if (appends_to_cut_ > 0 && --appends_to_cut_ == 0) cut();
+  return IOStatus::OK();
+}
+
+IOStatus PowerCutFileSystem::synced(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  FileState& file = files_[name];
+  file.synced = file.size;
+  return IOStatus::OK();
+}
+
+IOStatus PowerCutFileSystem::truncated(const std::string& name,
+                                       std::uint64_t size) {
+  std::lock_guard lock(mutex_);
+  FileState& file = files_[name];
+  file.size = std::min(file.size, size);
+  file.synced = std::min(file.synced, size);
+  return IOStatus::OK();
+}
+
+IOStatus PowerCutFileSystem::directory_synced(const std::string& directory) {
+  std::lock_guard lock(mutex_);
+  entries_.erase(directory);
+  return IOStatus::OK();
+}
+
+PowerCutFileSystem::Losses PowerCutFileSystem::restore_power(
+    std::mt19937_64& random) {
+  std::lock_guard lock(mutex_);
+  Losses losses;
+  std::error_code ignored;
+  for (auto& [directory, entries] : entries_) {
+    for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) {
+      if (entry->renamed_from) {
+        if (!fs::exists(entry->name)) continue;
+        fs::rename(entry->name, *entry->renamed_from, ignored);
+        if (auto it = files_.find(entry->name); it != files_.end()) {
+          files_[*entry->renamed_from] = it->second;
+          files_.erase(it);
+        }
+        if (entry->previous_target) {
+          std::ofstream(entry->name, std::ios::binary | std::ios::trunc)
+              << *entry->previous_target;
+        }
+        ++losses.renames_undone;
+      } else {
+        if (fs::remove(entry->name, ignored)) ++losses.files_removed;
+        files_.erase(entry->name);
+      }
+    }
+  }
+  entries_.clear();
+  for (const auto& [name, file] : files_) {
+    if (!fs::exists(name)) continue;
+    const std::uint64_t size = fs::file_size(name);
+    if (size <= file.synced) continue;
+    std::uint64_t keep = file.synced;
+    if (std::bernoulli_distribution(0.5)(random)) {
+      keep += std::uniform_int_distribution<std::uint64_t>(
+          0, size - file.synced - 1)(random);
+      ++losses.files_torn;
+    }
+    fs::resize_file(name, keep);
+    ++losses.files_cut;
+    losses.bytes_dropped += size - keep;
+  }
+  files_.clear();
+  down_ = false;
+  return losses;
+}
+
+}  // namespace parley::crashtest
