@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "engine/json/python_json.h"
 #include "engine/json/records_json.h"
 #include "engine/records/log_records.h"
 #include "replay/ag2_tasks.h"

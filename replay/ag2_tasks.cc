@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "engine/base/flex_json.h"
-#include "engine/json/records_json.h"
+#include "engine/json/python_json.h"
 #include "replay/ag2_files.h"
 #include "schemas/record_builder.h"
 

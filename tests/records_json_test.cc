@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/base/flex_json.h"
+#include "engine/json/python_json.h"
 
 namespace parley::engine {
 namespace {

@@ -4,8 +4,10 @@
 #include <variant>
 
 #include "engine/base/flex_json.h"
+#include "engine/json/python_json.h"
 #include "engine/json/records_json.h"
 #include "engine/transport/frame_codec.h"
+#include "engine/transport/receipt_coalescer.h"
 #include "engine/transport/wire_order.h"
 
 namespace parley {
@@ -99,6 +101,66 @@ TEST_CASE("outbound frames are byte for byte AG2's json.dumps") {
   CHECK(
       encode_notify(envelope, "r") ==
       R"({"envelope": {"channel_id": "c", "sender_id": "s", "audience": null, "event_type": "ag2.msg.text", "event_data": {"text": "hi"}, "envelope_id": "e", "task_id": null, "causation_id": null, "trace_id": null, "priority": "normal", "depth": 0, "idempotency_key": null, "created_at": "2026-01-01T00:00:00+00:00", "ttl_seconds": null}, "recipient_id": "r", "kind": "notify"})");
+}
+
+TEST_CASE("a notify frame written directly equals the JSON tree's dump") {
+  engine::Envelope envelope;
+  envelope.channel_id = "ch\"1";
+  envelope.sender_id = "caf\xc3\xa9";
+  envelope.audience = std::vector<std::string>{"a", "\xf0\x9f\x98\x80"};
+  envelope.event_type = "ag2.msg.text";
+  envelope.event_data =
+      engine::to_flex(json::parse(R"({"z": [1, -2, 18446744073709551615,
+           2.5, 1e16, 0.0001, true, null, {"k": "\n\t\u007f"}],
+           "a": {}, "m": []})"))
+          .value();
+  envelope.envelope_id = "e";
+  envelope.task_id = "t";
+  envelope.idempotency_key = "k";
+  envelope.depth = -3;
+  envelope.created_at = "2026-01-01T00:00:00.000001+00:00";
+  envelope.ttl_seconds = 60;
+  ordered_json tree = ordered_json::object();
+  tree["envelope"] = engine::to_ordered_json(envelope);
+  tree["recipient_id"] = "r\xff";  // not UTF-8: Python's surrogateescape
+  tree["kind"] = "notify";
+  const std::string frame = encode_notify(envelope, "r\xff");
+  CHECK(frame.find(R"("recipient_id": "r\udcff")") != std::string::npos);
+  tree["recipient_id"] = "r";
+  CHECK(encode_notify(envelope, "r") == engine::dump_python(tree));
+}
+
+TEST_CASE(
+    "acks held while a batch is written keep the greatest id per channel") {
+  ReceiptCoalescer receipts;
+  auto first = receipts.add({"bob", "c1", "e1"});
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].envelope_id == "e1");
+  CHECK(receipts.add({"bob", "c1", "e3"}).empty());
+  CHECK(receipts.add({"bob", "c1", "e2"}).empty());
+  CHECK(receipts.add({"bob", "c2", "e9"}).empty());
+  auto next = receipts.batch_done();
+  REQUIRE(next.size() == 2);
+  CHECK(next[0].channel_id == "c1");
+  CHECK(next[0].envelope_id == "e3");
+  CHECK(next[1].channel_id == "c2");
+  CHECK(next[1].envelope_id == "e9");
+  CHECK(receipts.batch_done().empty());
+  // Nothing in flight: the next ack is written at once.
+  CHECK(receipts.add({"bob", "c1", "e4"}).size() == 1);
+}
+
+TEST_CASE("a request takes the held acks so they are written before it") {
+  ReceiptCoalescer receipts;
+  REQUIRE(receipts.add({"bob", "c1", "e1"}).size() == 1);
+  CHECK(receipts.add({"bob", "c1", "e2"}).empty());
+  auto held = receipts.take_held();
+  REQUIRE(held.size() == 1);
+  CHECK(held[0].envelope_id == "e2");
+  CHECK(receipts.take_held().empty());
+  CHECK(receipts.batch_done().empty());  // the first batch; one more out
+  CHECK(receipts.batch_done().empty());  // the held batch
+  CHECK(receipts.add({"bob", "c1", "e5"}).size() == 1);
 }
 
 TEST_CASE(

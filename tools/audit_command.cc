@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "engine/json/records_json.h"
+#include "engine/json/python_json.h"
 #include "log/open_store.h"
 #include "log/store_location.h"
 #include "replay/audit_trail.h"

@@ -4,6 +4,7 @@
 
 #include "engine/base/event_types.h"
 #include "engine/base/json_input.h"
+#include "engine/json/python_json.h"
 #include "engine/json/records_json.h"
 #include "engine/ops/invite_reply.h"
 

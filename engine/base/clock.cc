@@ -1,5 +1,6 @@
 #include "engine/base/clock.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -29,21 +30,41 @@ std::string format_timestamp(Timestamp at) {
   const auto day = std::chrono::floor<days>(at);
   const std::chrono::year_month_day date(day);
   const std::chrono::hh_mm_ss time(at - day);
-  char buffer[48];
-  int length = std::snprintf(
-      buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d",
-      static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
-      static_cast<unsigned>(date.day()), static_cast<int>(time.hours().count()),
-      static_cast<int>(time.minutes().count()),
-      static_cast<int>(time.seconds().count()));
+  const int year = static_cast<int>(date.year());
   const auto micros = time.subseconds().count();
-  if (micros != 0) {
-    length += std::snprintf(buffer + length, sizeof buffer - length, ".%06lld",
-                            static_cast<long long>(micros));
+  // YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00, written digit by digit: every
+  // envelope is stamped, so this runs once per post.
+  char buffer[48];
+  char* out = buffer;
+  auto digits = [&out](long long value, int width) {
+    for (int i = width - 1; i >= 0; --i) {
+      out[i] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    }
+    out += width;
+  };
+  if (year >= 0 && year <= 9999) {
+    digits(year, 4);
+  } else {
+    out += std::snprintf(out, 16, "%04d", year);
   }
-  std::string out(buffer, length);
-  out += "+00:00";
-  return out;
+  *out++ = '-';
+  digits(static_cast<unsigned>(date.month()), 2);
+  *out++ = '-';
+  digits(static_cast<unsigned>(date.day()), 2);
+  *out++ = 'T';
+  digits(time.hours().count(), 2);
+  *out++ = ':';
+  digits(time.minutes().count(), 2);
+  *out++ = ':';
+  digits(time.seconds().count(), 2);
+  if (micros != 0) {
+    *out++ = '.';
+    digits(micros, 6);
+  }
+  std::string_view zone = "+00:00";
+  out = std::copy(zone.begin(), zone.end(), out);
+  return std::string(buffer, out);
 }
 
 bool is_representable(Timestamp at) {

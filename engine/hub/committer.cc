@@ -30,14 +30,65 @@ struct Committer::Thread {
   std::condition_variable idle;  // in_flight_ fell to 0
 };
 
+// The log thread: writes the log's open group whenever a drain asks, so
+// that the committer's thread stages while a group is written and synced.
+// Requests made while it writes are served by one more write.
+class Committer::LogThread {
+ public:
+  explicit LogThread(log::LogStore& store) : store_(store) {}
+
+  void start() {
+    thread_ = std::thread([this] { run(); });
+  }
+  // Has the open group written soon. Any thread; never blocks on the log.
+  void request_flush() {
+    std::lock_guard lock(mutex_);
+    if (wanted_) return;
+    wanted_ = true;
+    wake_.notify_one();
+  }
+  // Serves what was requested, then ends the thread. Idempotent.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      wake_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return wanted_ || stopping_; });
+      if (!wanted_) return;
+      wanted_ = false;
+      lock.unlock();
+      // Each member of the group is told its own outcome.
+      (void)store_.flush();
+      lock.lock();
+    }
+  }
+
+  log::LogStore& store_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool wanted_ = false;    // guarded by mutex_
+  bool stopping_ = false;  // guarded by mutex_
+};
+
 Committer::Committer(log::LogStore& store, Hooks hooks)
     : store_(store),
       hooks_(std::move(hooks)),
-      thread_(std::make_unique<Thread>()) {}
+      thread_(std::make_unique<Thread>()),
+      log_thread_(std::make_unique<LogThread>(store)) {}
 
 Committer::~Committer() { close(); }
 
 void Committer::start() {
+  log_thread_->start();
   thread_->thread = std::thread([this] { thread_->context.run(); });
 }
 
@@ -62,13 +113,13 @@ void Committer::run(Request& request) {
   }
   queue_.push(&request);
   if (request.blocking) {
-    drain();
+    drain(Flush::kHere);
     request.done.wait();
     request.complete(request.outcome());
   } else if (!drain_posted_.exchange(true)) {
     post([this] {
       drain_posted_ = false;
-      drain();
+      drain(Flush::kLogThread);
     });
   }
 }
@@ -76,7 +127,7 @@ void Committer::run(Request& request) {
 // Every queued change is taken by some thread: a thread that finds the role
 // taken has queued before the drainer gives the role up, and the drainer
 // looks at the queue again after giving it up (MpscQueue's ordering).
-void Committer::drain() {
+void Committer::drain(Flush flush) {
   for (;;) {
     std::size_t taken = 0;
     bool sequenced = false;
@@ -94,8 +145,14 @@ void Committer::drain() {
       }
       combining_ = false;
     }
-    // Each change is told its own outcome; the flush only has to happen.
-    if (sequenced) (void)store_.flush();
+    if (sequenced) {
+      if (flush == Flush::kHere) {
+        // Each change is told its own outcome; the flush only has to happen.
+        (void)store_.flush();
+      } else {
+        log_thread_->request_flush();
+      }
+    }
     if (taken < kMaxChangesPerFlush) return;
   }
 }
@@ -140,11 +197,26 @@ void Committer::finish(Request& request, int parts) {
     request.done.set();  // the caller completes it; it may be gone now
     return;
   }
-  boost::asio::post(thread_->context, [this, &request] {
-    request.complete(request.outcome());
-    delete &request;
+  // Finished requests are handed to the committer's thread in batches: one
+  // post per batch, not per request, from whichever thread finished them.
+  finished_.push(&request);
+  if (!completions_posted_.exchange(true)) {
+    boost::asio::post(thread_->context, [this] { complete_finished(); });
+  }
+}
+
+// The flag is cleared before the queue is taken, so a request pushed after
+// the take finds it clear and posts again (MpscQueue's ordering).
+void Committer::complete_finished() {
+  completions_posted_ = false;
+  Request* request = finished_.take_all();
+  while (request != nullptr) {
+    Request* next = request->queue_next;
+    request->complete(request->outcome());
+    delete request;
     settled();
-  });
+    request = next;
+  }
 }
 
 void Committer::post(std::function<void()> work) {
@@ -246,13 +318,14 @@ void Committer::count_audit_bytes(const Commit& batch) {
 void Committer::close() {
   if (closed_.exchange(true)) return;
   // Whatever is queued is refused; what is sequenced becomes durable.
-  drain();
+  drain(Flush::kHere);
   (void)store_.flush();
   if (!thread_->thread.joinable()) return;
   {
     std::unique_lock lock(thread_->idle_mutex);
     thread_->idle.wait(lock, [&] { return in_flight_ == 0; });
   }
+  log_thread_->stop();
   thread_->context.stop();  // drops pending timers
   thread_->thread.join();
 }

@@ -7,13 +7,15 @@
 // writes nothing.
 //
 // Changes queue on a lock-free queue. A blocking caller (apply) runs the
-// queue itself when nobody else does, so a lone caller pays no thread hop;
-// it then publishes its batch and returns on its own thread. An
-// asynchronous change (submit) never blocks its caller: the committer's
-// own thread runs the queue, and completes the change (settle, publish,
-// done) on that thread once the batch is durable. Callbacks reached from
-// an asynchronous completion (subscribers, listeners) run on that thread
-// and must not block.
+// queue itself when nobody else does and writes the log group itself, so a
+// lone caller pays no thread hop; it then publishes its batch and returns
+// on its own thread. An asynchronous change (submit) never blocks its
+// caller: the committer's own thread runs the queue and hands the group
+// commit to the log thread, so staging the next changes overlaps writing
+// (and syncing) the last ones; the change completes (settle, publish,
+// done) on the committer's thread once its batch is durable. Callbacks
+// reached from an asynchronous completion (subscribers, listeners) run on
+// that thread and must not block.
 //
 // A failed log write stops every later change, except a full disk: once
 // the log can resume, the hub rebuilds its state from the log and accepts
@@ -100,7 +102,7 @@ class Committer {
    public:
     virtual ~Request() = default;
     Commit batch;
-    Request* queue_next = nullptr;  // MpscQueue's link
+    Request* queue_next = nullptr;  // the link of queue_, then finished_
     bool blocking = false;
 
    private:
@@ -122,20 +124,29 @@ class Committer {
   template <typename T>
   class TypedRequest;
   struct Thread;
+  class LogThread;
 
   // Queues `request` and sees that it runs; a blocking request then waits
   // and completes on the calling thread.
   void run(Request& request);
   void enqueue(Request& request);
-  // Runs every queued change unless another thread is doing so, then
-  // flushes the log.
-  void drain();
+  // How a drain has the log write what it staged.
+  enum class Flush {
+    kHere,       // on the draining thread, before drain() returns
+    kLogThread,  // on the log thread; drain() returns at once
+  };
+  // Runs every queued change unless another thread is doing so, then has
+  // the log write them.
+  void drain(Flush flush);
   // Stage, append and fold of one request, writer lock held; whether the
   // log took its batch.
   bool sequence(Request& request);
   // Ends `parts` of a request's two (the pipeline's and the log's); the
-  // last one completes it.
+  // last one completes it (an asynchronous one on the committer's thread).
   void finish(Request& request, int parts);
+  // On the committer's thread: completes every finished asynchronous
+  // request, in the order they finished.
+  void complete_finished();
   // After a failed log write or fold: every later change is refused.
   void stop_accepting(const Error& error);
   void stop_accepting(const log::Error& error);
@@ -148,9 +159,11 @@ class Committer {
   log::LogStore& store_;
   const Hooks hooks_;
   std::mutex writer_;  // serialises staging: held while staging and folding
-  MpscQueue<Request> queue_;
+  MpscQueue<Request> queue_;                // submitted, not yet staged
+  MpscQueue<Request> finished_;             // asynchronous, to be completed
   std::atomic<bool> combining_ = false;     // a thread is draining queue_
   std::atomic<bool> drain_posted_ = false;  // a drain waits on the thread
+  std::atomic<bool> completions_posted_ = false;  // complete_finished waits
   std::atomic<bool> closed_ = false;
   std::atomic<int> in_flight_ = 0;  // asynchronous requests not completed
   std::atomic<std::int64_t> audit_bytes_ = 0;
@@ -158,6 +171,7 @@ class Committer {
   std::optional<std::string> failure_;  // guarded by failure_mutex_
   bool failure_is_full_disk_ = false;   // guarded by failure_mutex_
   std::unique_ptr<Thread> thread_;
+  std::unique_ptr<LogThread> log_thread_;
 };
 
 template <typename T>

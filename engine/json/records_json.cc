@@ -1,8 +1,6 @@
 #include "engine/json/records_json.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -814,108 +812,6 @@ J write_envelope(const Envelope& envelope) {
   return out;
 }
 
-// ---------------------------------------------------------------------------
-// Python-compatible dump.
-
-// Python's repr() of a float: the shortest digits that round-trip (closest
-// to the exact value; std::to_chars, not nlohmann's Grisu2, which is not
-// always shortest/closest), fixed notation when the decimal point position
-// `decpt` satisfies -4 < decpt <= 16, else d.ddde[+-]XX.
-std::string python_float(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value,
-                                       std::chars_format::scientific);
-  if (ec != std::errc()) return Json(value).dump();
-  const std::string_view text(buffer, static_cast<std::size_t>(end - buffer));
-  const auto e = text.find('e');
-  std::string sign;
-  std::string digits;
-  for (char c : text.substr(0, e)) {
-    if (c == '-') {
-      sign = "-";
-    } else if (c != '.') {
-      digits += c;
-    }
-  }
-  int exponent = 0;
-  std::from_chars(text.data() + e + 1 + (text[e + 1] == '+' ? 1 : 0),
-                  text.data() + text.size(), exponent);
-  const int decpt = exponent + 1;  // value = 0.digits * 10^decpt
-  const int count = static_cast<int>(digits.size());
-  if (decpt <= -4 || decpt > 16) {
-    std::string out = sign + digits.substr(0, 1);
-    if (count > 1) out += "." + digits.substr(1);
-    char exp_text[16];
-    std::snprintf(exp_text, sizeof exp_text, "e%c%02d",
-                  exponent < 0 ? '-' : '+',
-                  exponent < 0 ? -exponent : exponent);
-    return out + exp_text;
-  }
-  if (decpt <= 0) {
-    return sign + "0." + std::string(static_cast<std::size_t>(-decpt), '0') +
-           digits;
-  }
-  if (decpt >= count) {
-    return sign + digits +
-           std::string(static_cast<std::size_t>(decpt - count), '0') + ".0";
-  }
-  return sign + digits.substr(0, static_cast<std::size_t>(decpt)) + "." +
-         digits.substr(static_cast<std::size_t>(decpt));
-}
-
-template <typename J>
-void write_python(const J& value, std::string& out) {
-  using Type = nlohmann::json::value_t;
-  switch (value.type()) {
-    case Type::null:
-      out += "null";
-      return;
-    case Type::boolean:
-      out += value.template get<bool>() ? "true" : "false";
-      return;
-    case Type::number_integer:
-    case Type::number_unsigned:
-      out += value.dump();
-      return;
-    case Type::number_float:
-      out += python_float(value.template get<double>());
-      return;
-    case Type::string:
-      out += value.dump(-1, ' ', /*ensure_ascii=*/true);
-      return;
-    case Type::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& item : value) {
-        if (!first) out += ", ";
-        first = false;
-        write_python(item, out);
-      }
-      out += ']';
-      return;
-    }
-    case Type::object: {
-      out += '{';
-      bool first = true;
-      for (auto it = value.begin(); it != value.end(); ++it) {
-        if (!first) out += ", ";
-        first = false;
-        out += J(it.key()).dump(-1, ' ', /*ensure_ascii=*/true);
-        out += ": ";
-        write_python(it.value(), out);
-      }
-      out += '}';
-      return;
-    }
-    case Type::binary:
-    case Type::discarded:
-      out += "null";
-      return;
-  }
-}
-
 }  // namespace
 
 Json to_json(const Passport& passport) {
@@ -998,17 +894,5 @@ Result<Envelope> envelope_from_json(const Json& value) {
 }
 
 std::string dump_compact(const Json& value) { return value.dump(); }
-
-std::string dump_python(const Json& value) {
-  std::string out;
-  write_python(value, out);
-  return out;
-}
-
-std::string dump_python(const OrderedJson& value) {
-  std::string out;
-  write_python(value, out);
-  return out;
-}
 
 }  // namespace parley::engine

@@ -96,11 +96,4 @@ Result<Envelope> envelope_from_json(const nlohmann::json& value);
 // Compact JSON (no spaces); parse(dump_compact(v)) == v.
 std::string dump_compact(const nlohmann::json& value);
 
-// Python's `json.dumps(value)` with default arguments: ", " and ": "
-// separators, non-ASCII as \uXXXX escapes, floats as Python's repr (NaN and
-// infinities as NaN/Infinity/-Infinity), keys in the value's own order. For
-// byte-for-byte comparison with AG2's files and outputs.
-std::string dump_python(const nlohmann::json& value);
-std::string dump_python(const nlohmann::ordered_json& value);
-
 }  // namespace parley::engine

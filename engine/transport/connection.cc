@@ -120,6 +120,9 @@ void Connection::handle_request(RequestFrame request) {
   }
   ++in_flight_;
   auto self = shared_from_this();
+  if (auto held = receipts_.take_held(); !held.empty()) {
+    write_acks(std::move(held));
+  }
   std::string unregistered;  // the agent an unregister names
   if (request.op == "unregister") {
     if (auto id = request.params.find("agent_id");
@@ -165,13 +168,26 @@ void Connection::handle_receipt(ReceiptFrame receipt) {
     context_.metrics.receipt_dropped();
     return;
   }
-  context_.hub.acknowledge(
-      receipt.recipient_id, receipt.channel_id, receipt.envelope_id,
-      receipt.status, [self = shared_from_this()](engine::Result<void> acked) {
-        if (!acked) {
-          self->log("receipt not recorded: " + acked.error().message);
-        }
-      });
+  // Only an ack moves a cursor; the hub ignores every other status.
+  if (receipt.status != "ack") return;
+  write_acks(receipts_.add({std::move(receipt.recipient_id),
+                            std::move(receipt.channel_id),
+                            std::move(receipt.envelope_id)}));
+}
+
+void Connection::write_acks(std::vector<ReceiptAck> batch) {
+  if (batch.empty()) return;
+  auto unwritten = std::make_shared<std::atomic<std::size_t>>(batch.size());
+  for (const ReceiptAck& ack : batch) {
+    context_.hub.acknowledge(
+        ack.recipient_id, ack.channel_id, ack.envelope_id, "ack",
+        [self = shared_from_this(), unwritten](engine::Result<void> acked) {
+          if (!acked) {
+            self->log("receipt not recorded: " + acked.error().message);
+          }
+          if (--*unwritten == 0) self->write_acks(self->receipts_.batch_done());
+        });
+  }
 }
 
 engine::Result<std::string> Connection::admit(const HelloFrame& hello) const {

@@ -25,6 +25,7 @@
 #include "engine/base/envelope.h"
 #include "engine/base/error.h"
 #include "engine/ops/caller.h"
+#include "engine/transport/receipt_coalescer.h"
 #include "engine/transport/send_queue.h"
 #include "engine/transport/server_context.h"
 
@@ -106,6 +107,9 @@ class Connection : public engine::Caller,
   engine::Result<std::string> admit(const HelloFrame& hello) const;
   void handle_request(RequestFrame request);  // on the strand
   void handle_receipt(ReceiptFrame receipt);  // on the strand
+  // Writes `batch` (acks from receipts_); once every ack is written, the
+  // next batch receipts_ gives. Any thread.
+  void write_acks(std::vector<ReceiptAck> batch);
   // A request is answered (any thread).
   void request_done();
   void maybe_finish_shutdown();
@@ -116,6 +120,7 @@ class Connection : public engine::Caller,
   const std::string peer_;
   const std::string endpoint_id_;
   SendQueue queue_;
+  ReceiptCoalescer receipts_;
   std::atomic<int> in_flight_ = 0;
   std::atomic<bool> shutting_down_ = false;
   std::atomic<bool> closed_ = false;
