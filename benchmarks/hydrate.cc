@@ -1,5 +1,6 @@
 // parley-bench-hydrate: how fast a hub opens on an existing RocksDB store,
-// i.e. folds its whole log (DESIGN.md, "Hydrate").
+// i.e. folds every record of its log in order through the live engine's
+// fold functions.
 //
 // Build phase (untimed). A store of --envelopes envelopes over --channels
 // conversation channels is written straight through LogStore::append, in

@@ -1,5 +1,5 @@
-// AG2's on-disk store layout (spec §7.2, §7.3), as `parley export-ag2` writes
-// it and `parley import-ag2` reads it:
+// AG2's on-disk store layout, as `parley export-ag2` writes it and `parley
+// import-ag2` reads it:
 //
 //   agents/{agent_id}/passport.json        AG2 declaration order, no newline
 //   agents/{agent_id}/resume.json          "

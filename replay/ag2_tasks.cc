@@ -103,7 +103,7 @@ Ag2Result<std::size_t> export_ag2_tasks(const log::LogStore& store,
       return std::unexpected(written.error());
     }
   }
-  // AG2 writes a checkpoint whether or not the task exists (spec §7.8).
+  // AG2 writes a checkpoint whether or not the task exists.
   for (const auto& [id, state] : checkpoints) {
     if (auto written = write_file(out_dir / "tasks" / id / "checkpoint.json",
                                   engine::dump_python(state));

@@ -1,9 +1,8 @@
-// Tasks in AG2's layout (spec §7.2, §8.2): tasks/{task_id}/metadata.json
-// (TaskMetadata, AG2's declaration order) and tasks/{task_id}/checkpoint.json
-// (the owner's last checkpoint). In the log they are TaskUpdated records
-// (the task's whole metadata after each change) and TaskCheckpointed
-// records (schemas/log.fbs); export takes the last of each per task, import
-// writes one of each per task.
+// Tasks in AG2's layout: tasks/{task_id}/metadata.json (TaskMetadata, AG2's
+// declaration order) and tasks/{task_id}/checkpoint.json (the owner's last
+// checkpoint). In the log they are TaskUpdated records (the task's whole
+// metadata after each change) and TaskCheckpointed records (schemas/log.fbs);
+// export takes the last of each per task, import writes one of each per task.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// The audit trail (spec §2.4): the store's AuditRecorded records, in log
-// order, as AG2's audit JSON objects ({"at", "kind", ...}).
+// The audit trail: the store's AuditRecorded records, in log order, as AG2's
+// audit JSON objects ({"at", "kind", ...}).
 #pragma once
 
 #include <functional>

@@ -45,7 +45,7 @@ std::optional<RecordSequences> verify_record(std::string_view record);
 // already have passed verify_record.
 bool stamp_sequences(std::span<char> record, RecordSequences sequences);
 
-// The fields of an AG2 envelope (spec §1.1) as views into caller memory.
+// The fields of an AG2 envelope as views into caller memory.
 // nullopt is JSON null; `audience` nullopt (broadcast) is distinct from an
 // empty list (nobody).
 struct EnvelopeFields {

@@ -1,7 +1,6 @@
-// The built-in channel adapters at adapter level (spec §5.4-5.6,
-// conformance areas 4-6): manifests, state JSON, validation messages,
-// close decisions, expected speakers, and fold determinism for all four
-// (workflow's own rules are in workflow_test.cc).
+// The built-in channel adapters at adapter level: manifests, state JSON,
+// validation messages, close decisions, expected speakers, and fold determinism
+// for all four (workflow's own rules are in workflow_test.cc).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -69,9 +68,8 @@ Envelope text(std::string sender, std::string id, std::string body = "hi") {
                   std::move(id));
 }
 
-// Roles as the hub assigns them (spec §5.2): with two participants the
-// other is the respondent, otherwise everyone but the creator is a
-// participant.
+// Roles as the hub assigns them: with two participants the other is the
+// respondent, otherwise everyone but the creator is a participant.
 ChannelMetadata metadata_for(const ChannelAdapter& adapter,
                              std::vector<std::string> ids,
                              std::string knobs = "{}") {
@@ -162,7 +160,7 @@ json manifest_json(const ChannelManifest& manifest) {
 // ---- manifests --------------------------------------------------------------
 
 TEST_CASE("builtin adapters carry AG2's exact manifests, version 1") {
-  // What AG2's hub reports (spec/golden/scripts/*.ag2.jsonl).
+  // What AG2's hub reports (tests/golden/scripts/*.ag2.jsonl).
   const char* golden[] = {
       R"({"default_view_policy": "full_transcript", "expectations": [{"applies_to": null, "name": "acks_within", "on_violation": "auto_close", "params": {"seconds": 30}}, {"applies_to": null, "name": "reply_within", "on_violation": "auto_close", "params": {"seconds": 600}}], "knobs_schema": {}, "participants": {"max": 2, "min": 2, "roles": ["initiator", "respondent"]}, "type": "consulting", "version": 1})",
       R"({"default_view_policy": "windowed_summary", "expectations": [{"applies_to": null, "name": "max_silence", "on_violation": "audit", "params": {"seconds": 3600}}], "knobs_schema": {}, "participants": {"max": 2, "min": 2, "roles": ["initiator", "respondent"]}, "type": "conversation", "version": 1})",

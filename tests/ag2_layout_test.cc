@@ -1,7 +1,7 @@
-// `parley export-ag2` / `parley import-ag2`: AG2's on-disk layout (spec
-// §7.2, §7.3) into a store and back. Golden data: tests/golden/ag2-store-smoke
-// (written by AG2's Python hub) and ag2-store-smoke.folded.json (what AG2's
-// hub folds from it).
+// `parley export-ag2` / `parley import-ag2`: AG2's on-disk layout
+// (replay/ag2_layout.h) into a store and back. Golden data:
+// tests/golden/ag2-store-smoke (written by AG2's Python hub) and
+// ag2-store-smoke.folded.json (what AG2's hub folds from it).
 #include <doctest/doctest.h>
 
 #include <fstream>

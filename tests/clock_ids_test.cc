@@ -1,4 +1,4 @@
-// Ids (spec §1.2, IDS-01, IDS-02) and hub time (spec §1.3).
+// Ids (IDS-01, IDS-02) and hub time.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
-// The control plane (spec §11.5, §11.6): bad input through ControlPlane::call
-// is refused with a clear message and AG2's wire code, and writes nothing;
-// results come back in AG2's exact JSON shapes.
+// The control plane: bad input through ControlPlane::call is refused with a
+// clear message and AG2's wire code, and writes nothing; results come back in
+// AG2's exact JSON shapes.
 #include "engine/ops/control_plane.h"
 
 #include <doctest/doctest.h>
@@ -28,7 +28,7 @@ std::set<std::string> keys_of(const json& object) {
   return out;
 }
 
-// AG2's record keys (spec §1.1, §3.1, §4.1).
+// AG2's record keys; AG2's client rejects a record with any other key.
 const std::set<std::string> kPassportKeys = {
     "name", "owner", "provider", "model",   "cost",     "region",
     "auth", "kind",  "hub_id",   "version", "agent_id", "created_at"};
@@ -53,7 +53,7 @@ const std::set<std::string> kEnvelopeKeys = {
     "trace_id",   "priority",    "depth",    "idempotency_key",
     "created_at", "ttl_seconds"};
 
-// AG2's wire code for each kind (spec §11.6).
+// AG2's wire code for each kind.
 std::string_view wire_code_of(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kNotFound:

@@ -54,8 +54,8 @@ class Canonicaliser {
   std::map<std::string, std::string> ids_;
 };
 
-// DESIGN.md, "Deliberate differences": Parley refuses a non-participant's
-// post in the hub (ADR 0021) before the adapter would refuse it with its
+// A deliberate difference from AG2: Parley refuses a non-participant's post
+// in the hub, for every caller, before the adapter would refuse it with its
 // own protocol error.
 bool is_participant_refusal(const json& expected, const json& actual) {
   static const std::regex kRefusal(

@@ -1,6 +1,5 @@
-// The built-in expectation evaluators (spec §6.3), on hand-built channel
-// contexts: conformance area 9 (EXP-01, EXP-03, EXP-04, EXP-16) and the
-// boundary one tick before each threshold.
+// The built-in expectation evaluators, on hand-built channel contexts: EXP-01,
+// EXP-03, EXP-04, EXP-16 and the boundary one tick before each threshold.
 #include <doctest/doctest.h>
 
 #include <memory>

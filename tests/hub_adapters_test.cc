@@ -1,5 +1,5 @@
 // Custom adapters through the hub, and channels whose adapter is gone
-// (spec §5.1, §7.5 step 4).
+// (readable but dormant until it is registered again and the hub reopened).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
-// At-least-once delivery (spec §7.6, §7.7; scenarios ALO-02..08): receipt
-// cursors and the causation index, across restarts.
+// At-least-once delivery (scenarios ALO-02..08): receipt cursors and the
+// causation index, across restarts.
 #include <doctest/doctest.h>
 
 #include "engine/base/event_types.h"

@@ -1,5 +1,5 @@
-// Consulting through the whole hub (conformance area 4): the scenarios that
-// need the hub itself — restart mid-consult, a human respondent.
+// Consulting through the whole hub: the scenarios that need the hub itself —
+// restart mid-consult, a human respondent.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,5 @@
-// Delivery (spec §1.4, §7.6, §12.1): who receives what, pull queues,
-// receipts and cursors, replay of what an agent has not acked, inbox
-// capacity.
+// Delivery: who receives what, pull queues, receipts and cursors, replay of
+// what an agent has not acked, inbox capacity.
 #include <doctest/doctest.h>
 
 #include "engine/base/event_types.h"

@@ -1,6 +1,6 @@
-// Expectations through the whole hub (spec §6, conformance area 9): the
-// tick, the built-in handlers, dedup across ticks and restarts, the audit
-// record (AUDIT-05), and the auto_close route of RACE-06.
+// Expectations through the whole hub (EXP-*): the tick, the built-in handlers,
+// dedup across ticks and restarts, the audit record (AUDIT-05), and the
+// auto_close route of RACE-06.
 #include <doctest/doctest.h>
 
 #include <atomic>

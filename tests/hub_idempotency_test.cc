@@ -1,5 +1,5 @@
-// Idempotent posts (DESIGN.md "Deliberate differences"; scenarios IDEM-*):
-// an idempotency_key deduplicates per (channel, sender, key), durably.
+// Idempotent posts (AG2 ignores the key; scenarios IDEM-*): an idempotency_key
+// deduplicates per (channel, sender, key), durably.
 #include <doctest/doctest.h>
 
 #include <chrono>

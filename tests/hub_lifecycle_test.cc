@@ -1,6 +1,6 @@
-// Channel lifecycle and the handshake (conformance area 3) through the hub's
-// C++ API and, for JSON shapes and wire codes, the control-plane op layer.
-// CHAN-17 (the duration grammar) is pinned in registry_rules_test.
+// Channel lifecycle and the handshake (CHAN-*) through the hub's C++ API and,
+// for JSON shapes and wire codes, the control-plane op layer. CHAN-17 (the
+// duration grammar) is pinned in registry_rules_test.
 //
 // The fixture's invitees answer their invite inside the delivery, on the
 // creating thread, before create_channel waits (its ack timeout is 0 ms).

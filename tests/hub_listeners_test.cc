@@ -1,5 +1,4 @@
-// Listeners, the audit log and health (spec §2.4, §10, §12.3, §12.4;
-// scenarios AUDIT-01, 02, 06, 09, 10).
+// Listeners, the audit log and health (scenarios AUDIT-01, 02, 06, 09, 10).
 #include <doctest/doctest.h>
 
 #include <atomic>

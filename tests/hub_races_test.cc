@@ -1,7 +1,7 @@
-// Races and invariants (conformance area 16, RACE-*) with real threads:
-// concurrent writers of one channel serialise, channels stay independent,
-// unregistering and closing race cleanly with sends, and a waiting
-// create_channel is always released when its channel ends.
+// Races and invariants (RACE-*) with real threads: concurrent writers of one
+// channel serialise, channels stay independent, unregistering and closing race
+// cleanly with sends, and a waiting create_channel is always released when its
+// channel ends.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,8 +1,8 @@
-// Registry and identity (conformance area 2) and the hub-level envelope
-// rules of area 1 (ENV-03, ENV-06, ENV-07), through the hub's C++ API and,
-// for JSON shapes, the control-plane op layer. Parsing details (ENV-01/02/04,
-// IDS-01/02, REG-18/19/22's scheme table) are pinned in records_json_test,
-// clock_ids_test and registry_rules_test.
+// Registry and identity (REG-*) and the hub-level envelope rules (ENV-03,
+// ENV-06, ENV-07), through the hub's C++ API and, for JSON shapes, the
+// control-plane op layer. Parsing details (ENV-01/02/04, IDS-01/02,
+// REG-18/19/22's scheme table) are pinned in records_json_test, clock_ids_test
+// and registry_rules_test.
 //
 // Parley is event-sourced: where AG2 writes, rewrites or deletes identity
 // files, Parley appends records to the log (AgentRegistered, AgentUpdated,
@@ -714,7 +714,7 @@ TEST_CASE("REG-15 observations are deduplicated per owner and task id") {
   observe(alice, "completed", "task-A");
   CHECK(stats(alice)["n"] == 2);
 
-  // ADR 0021: per (owner, task), so another agent reporting the id first
+  // Dedup is per (owner, task), so another agent reporting the id first
   // does not suppress the owner's own observation.
   const auto bob = t.add_agent("bob");
   observe(bob, "completed", "task-C");
@@ -999,9 +999,9 @@ TEST_CASE("ENV-06 delivery follows the audience, the log keeps everything") {
 }
 
 TEST_CASE("ENV-06 listed ids that are not registered are dropped silently") {
-  // Spec §1.4: the delivery set is the audience as listed; unknown ids get
-  // nothing and do not fail the post. (ADR 0021 refuses non-participant
-  // audiences on the wire only; the in-process hub delivers as listed.)
+  // The delivery set is the audience as listed; unknown ids get nothing
+  // and do not fail the post. (Only a wire post must list participants
+  // alone; the in-process hub delivers as listed.)
   TestHub t;
   const auto alice = t.add_agent("alice");
   const auto bob = t.add_agent("bob");
@@ -1057,7 +1057,7 @@ TEST_CASE("ENV-07 the hub stamps id and time at acceptance") {
   CHECK(second.envelope_id > logged.envelope_id);  // strictly increasing
 }
 
-// --- Hello admission (ADR 0021 §2.3) -----------------------------------
+// --- Hello admission: the registered scheme, a claim object ------------
 
 // A hub whose auth registry has "none" and "api_key" (alice's key: s3cret).
 void with_api_keys(TestHub& t) {

@@ -1,8 +1,8 @@
-// Restart re-fold (conformance area 12, HYD-*): everything a hub knows is a
-// deterministic function of its log, so closing a hub and opening a new one
-// on the same store gives back the same registry, channels, adapter states,
-// WALs and causation index. The property tests drive every built-in adapter
-// with seeded random valid and invalid sends and restart at random points.
+// Restart re-fold (HYD-*): everything a hub knows is a deterministic function
+// of its log, so closing a hub and opening a new one on the same store gives
+// back the same registry, channels, adapter states, WALs and causation index.
+// The property tests drive every built-in adapter with seeded random valid and
+// invalid sends and restart at random points.
 #include <doctest/doctest.h>
 
 #include <algorithm>

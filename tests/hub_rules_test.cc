@@ -1,7 +1,7 @@
-// Rules, the arbiter and limits (spec §12.1, §12.2; scenarios LIM-*): who
-// may send to whom, inbox capacity and its pressure signal, delegation
-// depth, concurrent channels, the per-sender rate limit, the pluggable
-// decision seam, and that rules outlive a restart.
+// Rules, the arbiter and limits (scenarios LIM-*): who may send to whom, inbox
+// capacity and its pressure signal, delegation depth, concurrent channels, the
+// per-sender rate limit, the pluggable decision seam, and that rules outlive a
+// restart.
 #include <doctest/doctest.h>
 
 #include <chrono>

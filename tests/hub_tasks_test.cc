@@ -1,6 +1,6 @@
-// Tasks (conformance area 11 and AUDIT-04) through the op layer, with a
-// restart in the middle of each scenario: tasks, their specs, checkpoints
-// and cancel-request bookkeeping are folded back from the log.
+// Tasks (TASK-* and AUDIT-04) through the op layer, with a restart in the
+// middle of each scenario: tasks, their specs, checkpoints and cancel-request
+// bookkeeping are folded back from the log.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -475,7 +475,8 @@ TEST_CASE("TASK-10 cancel requests travel as an envelope to the owner") {
   CHECK(unknown.error().message == "task not found: task-nope");
 }
 
-// ADR 0021 §2.5: a non-participant's one well-formed cancel request.
+// The one post a non-participant may make: one cancel request per task,
+// shaped exactly as AG2's tasks tool builds it.
 TEST_CASE("TASK-10 a non-participant may send one well-formed cancel request") {
   Pair p;
   auto& t = p.t;

@@ -537,7 +537,7 @@ TEST_CASE("log show --follow prints what a live hub appends until Ctrl-C") {
   CHECK(lines[6]["event_data"]["text"] == "live 3");
 }
 
-// --- views (conformance area 8) ---------------------------------------------
+// --- views (VIEW-*) ----------------------------------------------------------
 
 std::vector<std::pair<std::string, std::string>> items(const Run& run) {
   std::vector<std::pair<std::string, std::string>> out;

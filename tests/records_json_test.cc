@@ -1,5 +1,5 @@
 // JSON codecs of AG2's records (engine/json/records_json.h). Golden strings
-// are copied from spec/golden (AG2's own outputs) and compared byte for byte
+// are copied from tests/golden (AG2's own outputs) and compared byte for byte
 // through dump_python.
 #include "engine/json/records_json.h"
 
@@ -79,7 +79,7 @@ Json posted_with(std::string_view key, Json value) {
 
 // --- Golden AG2 outputs ----------------------------------------------------
 
-// spec/golden/ag2-store-smoke/agents/18ea415ef8e2ed809ce7c6a7549497ab/*.json
+// tests/golden/ag2-store-smoke/agents/18ea415ef8e2ed809ce7c6a7549497ab/*.json
 constexpr std::string_view kStorePassport =
     R"({"name": "erin", "owner": "", "provider": null, "model": null, )"
     R"("cost": null, "region": null, "auth": {"scheme": "none", )"
@@ -98,7 +98,7 @@ constexpr std::string_view kStoreRule =
     R"({"per_minute": 0, "burst": 0}, "delegation_depth": 5, "inbox": )"
     R"({"max_pending": 1000, "overflow": "reject", "high_water": null}}})";
 
-// spec/golden/ag2-store-smoke/channels/18ea415ef6ef293d5bec87eabe61ccca/
+// tests/golden/ag2-store-smoke/channels/18ea415ef6ef293d5bec87eabe61ccca/
 // metadata.json
 constexpr std::string_view kStoreMetadata =
     R"({"channel_id": "18ea415ef6ef293d5bec87eabe61ccca", "manifest": )"
@@ -118,7 +118,7 @@ constexpr std::string_view kStoreMetadata =
     R"("labels": {}, "required_acks": null, "pending_acks": [], )"
     R"("rejected_by": []})";
 
-// spec/golden/scripts/basics.ag2.jsonl line 1: register's result.
+// tests/golden/scripts/basics.ag2.jsonl line 1: register's result.
 constexpr std::string_view kRegisterResult =
     R"({"agent_id": "18ea41813017e1414aa2443b631c31ef", "auth": )"
     R"({"audience": null, "claim": {}, "issuer": null, "key_fingerprint": )"
@@ -127,7 +127,7 @@ constexpr std::string_view kRegisterResult =
     R"(null, "name": "alice", "owner": "", "provider": null, "region": null, )"
     R"("version": 1})";
 
-// spec/golden/scripts/basics.ag2.jsonl line 3: create_channel's result.
+// tests/golden/scripts/basics.ag2.jsonl line 3: create_channel's result.
 constexpr std::string_view kCreateChannelResult =
     R"({"channel_id": "18ea4181306718f9aa17f3abac999c99", "close_reason": )"
     R"("", "closed_at": null, "created_at": "2026-01-01T00:00:00+00:00", )"
@@ -145,7 +145,7 @@ constexpr std::string_view kCreateChannelResult =
     R"("respondent"}], "pending_acks": [], "rejected_by": [], )"
     R"("required_acks": null, "state": "active"})";
 
-// spec/golden/scripts/random-1.ag2.jsonl line 54: a workflow channel.
+// tests/golden/scripts/random-1.ag2.jsonl line 54: a workflow channel.
 constexpr std::string_view kWorkflowMetadata =
     R"({"channel_id": "18ea417ed03dbef164d662cc196bf48e", "close_reason": )"
     R"("", "closed_at": null, "created_at": "2026-01-01T00:01:17+00:00", )"
@@ -173,7 +173,7 @@ constexpr std::string_view kWorkflowMetadata =
     R"("respondent"}], "pending_acks": [], "rejected_by": [], )"
     R"("required_acks": null, "state": "active"})";
 
-// spec/golden/scripts/basics.ag2.jsonl line 7: the invite of read_wal.
+// tests/golden/scripts/basics.ag2.jsonl line 7: the invite of read_wal.
 constexpr std::string_view kWalInvite =
     R"({"audience": ["18ea41813047f8cf42fd32a8ed7f44cd"], "causation_id": )"
     R"(null, "channel_id": "18ea4181306718f9aa17f3abac999c99", "created_at": )"

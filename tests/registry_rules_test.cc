@@ -1,6 +1,6 @@
-// Pure registry rules: SKILL.md parsing and fallback rendering (spec §3.6,
-// §3.7, REG-18, REG-19), durations (§12.1, CHAN-17), access globs (§12.1,
-// LIM-02) and auth schemes (§11.6, REG-22).
+// Pure registry rules: SKILL.md parsing and fallback rendering (REG-18,
+// REG-19), durations (CHAN-17), access globs (LIM-02) and auth schemes
+// (REG-22).
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -18,7 +18,7 @@ namespace {
 
 using Frontmatter = std::vector<std::pair<std::string, std::string>>;
 
-// ---- SKILL.md front matter (spec §3.6) ----
+// ---- SKILL.md front matter ----
 
 TEST_CASE("REG-18 front matter and body are split at the fences") {
   const auto doc = parse_skill_frontmatter(
@@ -137,7 +137,7 @@ TEST_CASE("header lines split and strip with Python's Unicode rules") {
   CHECK(doc.body == "b");
 }
 
-// ---- Fallback SKILL.md (spec §3.7) ----
+// ---- Fallback SKILL.md ----
 
 Resume full_resume() {
   Resume resume;
@@ -215,7 +215,7 @@ TEST_CASE("fallback skill skips empty sections and ends with one newline") {
         "- zeta: 0 completed / 0 failed / 1 expired (n=1)\n");
 }
 
-// ---- Durations (spec §12.1) ----
+// ---- Durations ----
 
 std::int64_t seconds(DurationSpec spec) {
   const auto parsed = parse_duration(spec);
@@ -328,7 +328,7 @@ TEST_CASE("durations beyond int64 are refused") {
         "invalid literal for int() with base 10: '99999999999999999999x'");
 }
 
-// ---- Access globs (spec §12.1) ----
+// ---- Access globs ----
 
 TEST_CASE("default rule pattern * matches every name") {
   CHECK(glob_match("*", "alice"));
@@ -437,7 +437,7 @@ TEST_CASE("matches_any needs one matching pattern, none matches nothing") {
   CHECK_FALSE(matches_any(std::vector<std::string>{}, "bob"));
 }
 
-// ---- Auth schemes (spec §11.6) ----
+// ---- Auth schemes ----
 
 Passport passport_for(std::string name, std::string scheme, std::string claim) {
   Passport passport;

@@ -1,8 +1,7 @@
-// The handshake over a real socket (spec §11.4, §7.6, ADR 0021 §2.3):
-// register binds, hello re-attaches (or is refused with AG2's error
-// frames), replay after reconnect, receipts move cursors, a closed or
-// superseded connection loses its agents. Conformance ALO-09..12,
-// RECON-02, -03, -06, -08.
+// The handshake over a real socket: register binds, hello re-attaches (or is
+// refused with AG2's error frames), replay after reconnect, receipts move
+// cursors, a closed or superseded connection loses its agents. Conformance
+// ALO-09..12, RECON-02, -03, -06, -08.
 #include <doctest/doctest.h>
 
 #include <thread>

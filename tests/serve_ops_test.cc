@@ -1,7 +1,8 @@
 // Every control-plane op over a real connection, in AG2's exact shapes
 // (key order included), and the concurrency AG2's hub lacks: requests of
 // one connection run concurrently, so two agents sharing a connection can
-// open a channel to each other (spec §11.8).
+// open a channel to each other (AG2's hub would block on create_channel
+// until the ack timeout).
 #include <doctest/doctest.h>
 
 #include <set>

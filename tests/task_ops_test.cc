@@ -1,5 +1,6 @@
-// The task ops' JSON shapes, argument checks and AG2 semantics (spec §8.3,
-// §11.5, ADR 0021 §2.6-2.7), and tasks driven by a `parley exec` script.
+// The task ops' JSON shapes, argument checks (task ids one path segment,
+// over the wire only mirror_failed task events) and AG2 semantics, and
+// tasks driven by a `parley exec` script.
 #include <doctest/doctest.h>
 
 #include <atomic>

@@ -1,6 +1,6 @@
-// Views (spec §9, conformance area 8 and ENV-06): the projection of a
-// channel's log into one participant's model history, the adapters'
-// render_envelope and default_view_policy, and workflow packet text.
+// Views (VIEW-*, ENV-06): the projection of a channel's log into one
+// participant's model history, the adapters' render_envelope and
+// default_view_policy, and workflow packet text.
 #include <doctest/doctest.h>
 
 #include <cstdint>

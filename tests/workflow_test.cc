@@ -1,6 +1,6 @@
-// The workflow adapter and its TransitionGraph (spec §5.7, conformance
-// area 7): graph loading and the registry, targets and conditions, turn
-// gating, packets, context variables and close reasons.
+// The workflow adapter and its TransitionGraph (WF-*): graph loading and the
+// registry, targets and conditions, turn gating, packets, context variables and
+// close reasons.
 #include "engine/adapters/workflow.h"
 
 #include <doctest/doctest.h>
@@ -39,7 +39,8 @@ Envelope text(std::string sender, std::string id = "e") {
                   std::move(id));
 }
 
-// A packet as AG2's client builds it after a round (spec §5.7.5).
+// A packet as AG2's client builds it after a round: routing,
+// context_updates {set, delete}, body.
 Envelope packet(std::string sender, json routing, json set = json::object(),
                 json remove = json::array(), std::string id = "p") {
   return envelope(std::move(sender), ev::kPacket,
@@ -375,7 +376,7 @@ TEST_CASE("WF-07 initial_state checks the graph and context_vars") {
 }
 
 TEST_CASE("workflow initial state is AG2's adapter_state") {
-  // From spec/golden/scripts: a sequence workflow with context_vars.
+  // From tests/golden/scripts: a sequence workflow with context_vars.
   const json knobs = json::parse(R"(
     {"context_vars": {"stage": 1},
      "graph": {"default_target": {"args": {"reason": "sequence_complete"}, "name": "terminate"},

@@ -1,7 +1,7 @@
-// Runs `parley exec` scripts (DESIGN.md, "`parley exec` scripts"): JSON
-// lines of control-plane ops plus the script's own ops (invitee, clock.set,
-// clock.advance, sweep, restart, state), against an embedded hub with a
-// manual clock. One JSON output line per op, in AG2's response shape.
+// Runs `parley exec` scripts: JSON lines of control-plane ops plus the script's
+// own ops (invitee, clock.set, clock.advance, sweep, restart, state), against
+// an embedded hub with a manual clock. One JSON output line per op, in AG2's
+// response shape.
 //
 // Thread safety: none; one script at a time.
 #pragma once

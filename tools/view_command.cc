@@ -1,5 +1,5 @@
 // `parley view CHANNEL --as AGENT`: what that participant's model would see
-// of the channel (spec §9, engine/views/view.h), under the channel type's
+// of the channel (engine/views/view.h), under the channel type's
 // default view policy or the one given.
 #include <CLI/CLI.hpp>
 #include <charconv>

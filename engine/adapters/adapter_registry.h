@@ -1,6 +1,5 @@
-// Adapters by (manifest type, version) (spec §5.1). Registering a key again
-// replaces the adapter; channels keep their manifest snapshot and use the
-// new code.
+// Adapters by (manifest type, version). Registering a key again replaces the
+// adapter; channels keep their manifest snapshot and use the new code.
 //
 // Thread safety: none; the hub guards it.
 #pragma once

@@ -1,4 +1,5 @@
-// The four adapters every hub registers at start (spec §5.4-5.7).
+// The four adapters every hub registers at start: consulting,
+// conversation, discussion and workflow, each version 1.
 #pragma once
 
 #include <memory>

@@ -1,8 +1,7 @@
-// The adapter contract (spec §5.1): the protocol that governs one channel
-// type. Adapters are pure: no I/O, no clock, no randomness; everything they
-// need is in the metadata, the envelope and the state. The hub calls them
-// on its writer (one mutation at a time); const members may be called from
-// any thread.
+// The adapter contract: the protocol that governs one channel type. Adapters
+// are pure: no I/O, no clock, no randomness; everything they need is in the
+// metadata, the envelope and the state. The hub calls them on its writer (one
+// mutation at a time); const members may be called from any thread.
 #pragma once
 
 #include <memory>
@@ -27,13 +26,15 @@ class AdapterState {
   virtual JsonText to_json() const = 0;
 };
 
-// What an accepted post asks of the channel (spec §4.7 step 13).
+// What an accepted post asks of the channel: the hub applies `next_state`
+// (with `auto_close_reason` when terminal) after the post is delivered.
 struct AcceptResult {
   std::optional<ChannelState> next_state;
   std::string auto_close_reason;
 };
 
-// Who must act next (spec §7.6 `pending_turns_for`).
+// Who must act next, and the envelope that gave it the turn (what
+// `pending_turns_for` reports).
 struct ExpectedTurn {
   std::string agent_id;
   std::optional<std::string> triggering_envelope_id;
@@ -82,14 +83,14 @@ class ChannelAdapter {
                     AdapterState& /*state*/) const {}
 
   // The text models see for `envelope`, or nullopt to leave it out of every
-  // view (spec §5.1, §9). The default: an `ag2.msg.text` whose
-  // event_data.text is a string gives that string (the empty string
-  // included); anything else gives nullopt. Pure.
+  // view. The default: an `ag2.msg.text` whose event_data.text is a string
+  // gives that string (the empty string included); anything else gives nullopt.
+  // Pure.
   virtual std::optional<std::string> render_envelope(
       const EnvelopeView& envelope) const;
 
   // The view `participant_id` gets by default in a channel of this type
-  // (spec §9). The default: the full transcript.
+  // (engine/views/view_policy.h). The default: the full transcript.
   virtual ViewPolicy default_view_policy(const ChannelMetadata& metadata,
                                          std::string_view participant_id) const;
 };

@@ -1,5 +1,5 @@
-// Consulting (spec §5.4): strict one question, one reply, then closed with
-// `consulting_complete`.
+// Consulting: strict one question (from the creator), one reply (from the
+// respondent), then closed with `consulting_complete`.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,4 @@
-// Conversation (spec §5.5): free-form two-party channel; never closes on
-// its own.
+// Conversation: free-form two-party channel; never closes on its own.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +41,7 @@ class ConversationAdapter final : public ChannelAdapter {
   std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;
-  // WindowedSummary(10) (spec §9).
+  // WindowedSummary(10).
   ViewPolicy default_view_policy(
       const ChannelMetadata& metadata,
       std::string_view participant_id) const override;

@@ -1,5 +1,5 @@
-// Discussion (spec §5.6): round-robin among 2+ participants; the creator
-// speaks first; never closes on its own.
+// Discussion: round-robin among 2+ participants; the creator speaks first;
+// never closes on its own.
 #pragma once
 
 #include <cstddef>
@@ -64,7 +64,7 @@ class DiscussionAdapter final : public ChannelAdapter {
   // passes to the next participant not hidden.
   void hide(std::string_view participant_id,
             AdapterState& state) const override;
-  // NamedWindowedSummary(max(2 * participants, 4)) (spec §5.6).
+  // NamedWindowedSummary(max(2 * participants, 4)).
   ViewPolicy default_view_policy(
       const ChannelMetadata& metadata,
       std::string_view participant_id) const override;

@@ -1,4 +1,6 @@
-// The built-in targets and conditions of spec §5.7.4.
+// The built-in transition targets (agent, round_robin, stay,
+// revert_to_initiator, terminate) and conditions (always, from_speaker,
+// tool_called, context_equals).
 #include <flatbuffers/flexbuffers.h>
 
 #include <algorithm>

@@ -1,8 +1,8 @@
-// The workflow transition graph (spec §5.7.4): an initial speaker, rules
-// `when condition → then target` tried by ascending priority, a default
-// target and an optional turn cap. The graph is data (the JSON object of
-// `knobs.graph`); names resolve to code through a TransitionRegistry,
-// which tenants extend with their own targets and conditions.
+// The workflow transition graph: an initial speaker, rules `when condition →
+// then target` tried by ascending priority, a default target and an optional
+// turn cap. The graph is data (the JSON object of `knobs.graph`); names resolve
+// to code through a TransitionRegistry, which tenants extend with their own
+// targets and conditions.
 #pragma once
 
 #include <cstdint>

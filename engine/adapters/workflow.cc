@@ -166,7 +166,7 @@ bool route_packet(WorkflowState& state, const PacketFields& packet) {
   return false;
 }
 
-// ---- packet text (spec §5.7.3) ---------------------------------------------
+// ---- packet text: "[Handed off via <tool>] <reason>", then the body ------
 
 constexpr char32_t kMalformed = 0xffffffff;
 

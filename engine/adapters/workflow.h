@@ -1,6 +1,5 @@
-// Workflow (spec §5.7): turns follow a TransitionGraph kept in
-// `knobs.graph`; packets can hand off or finish; participants share
-// context variables.
+// Workflow: turns follow a TransitionGraph kept in `knobs.graph`; packets can
+// hand off or finish; participants share context variables.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +41,7 @@ struct WorkflowState final : AdapterState {
 // `fold`, `validate_send`, `on_accepted` and `expected_next` require a
 // state made by this adapter's initial_state (or a clone of one).
 //
-// Deliberate difference (DESIGN.md): a packet's context changes are read
+// Deliberate difference from AG2: a packet's context changes are read
 // from `context_updates` ({"set": {...}, "delete": [...]}) or, when that
 // key is absent or null, from `context` (a plain set-map, as AG2's packet
 // helper writes it).
@@ -70,11 +69,13 @@ class WorkflowAdapter final : public ChannelAdapter {
   std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;
-  // Packets render as "packet text" (spec §5.7.3); everything else as the
-  // default. A packet's non-string body, tool or reason counts as absent.
+  // Packets render as "packet text": a stripped "[Handed off via <tool>]
+  // <reason>" line for a handoff, then the body; nullopt when both are empty.
+  // Everything else as the default. A packet's non-string body, tool or reason
+  // counts as absent.
   std::optional<std::string> render_envelope(
       const EnvelopeView& envelope) const override;
-  // NamedWindowedSummary(max(2 * participants, 4)) (spec §5.7).
+  // NamedWindowedSummary(max(2 * participants, 4)).
   ViewPolicy default_view_policy(
       const ChannelMetadata& metadata,
       std::string_view participant_id) const override;

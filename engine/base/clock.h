@@ -1,4 +1,4 @@
-// Hub time (spec §1.3): an injectable clock and AG2's timestamp format.
+// Hub time: an injectable clock and AG2's timestamp format.
 #pragma once
 
 #include <atomic>

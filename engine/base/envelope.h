@@ -1,4 +1,4 @@
-// The envelope (spec §1.1): every message of every channel.
+// The envelope: AG2's one record for every message of every channel.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Errors of the engine, returned as values (std::expected).
 //
-// Each kind maps to one AG2 wire code (spec §11.6); the message is AG2's
+// Each kind maps to one AG2 wire code (wire_code()); the message is AG2's
 // exact text for that failure.
 #pragma once
 

@@ -1,5 +1,5 @@
-// AG2's event-type strings (spec §2.1) and how the hub classifies them
-// (spec §2.2).
+// AG2's event-type strings and how the hub classifies them. Any other
+// string may be posted too.
 #pragma once
 
 #include <string_view>

@@ -1,6 +1,6 @@
-// Idempotent posts (DESIGN.md, "Deliberate differences"): an envelope's
-// `idempotency_key` deduplicates per (channel, sender, key), durably, in
-// the log's idempotency index (log/log_store.h).
+// Idempotent posts (a deliberate difference: AG2 ignores the key): an
+// envelope's `idempotency_key` deduplicates per (channel, sender, key),
+// durably, in the log's idempotency index (log/log_store.h).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Hub-minted identifiers (spec §1.2): 32 lowercase hex characters, the first
+// Hub-minted identifiers, as AG2's: 32 lowercase hex characters, the first
 // 16 the wall clock in nanoseconds since the epoch (big-endian), the last 16
 // random.
 #pragma once
@@ -21,7 +21,7 @@ std::string new_id();
 // Envelope ids: strictly increasing in mint order, even when the wall clock
 // steps back, because the time part is clamped to max(now, last + 1).
 // Parley seeds the floor from the largest id in the log at open (AG2 does
-// not, spec §1.2), so ids keep increasing across restarts. Thread-safe.
+// not), so ids keep increasing across restarts. Thread-safe.
 class EnvelopeIdMinter {
  public:
   EnvelopeIdMinter() = default;

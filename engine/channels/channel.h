@@ -1,5 +1,5 @@
-// Channel data (spec §4.1): the manifest snapshot and the metadata AG2
-// returns. In Parley the metadata is a projection folded from the log.
+// Channel data: the manifest snapshot and the metadata AG2 returns. In Parley
+// the metadata is a projection folded from the log.
 #pragma once
 
 #include <cstdint>

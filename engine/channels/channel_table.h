@@ -1,6 +1,6 @@
-// The folded channels of a hub (spec §4): metadata projected from the log,
-// adapter state, and the causation index. Pure state: the hub folds log
-// records into it, on hydrate and live alike, through apply_envelope().
+// The folded channels of a hub: metadata projected from the log, adapter state,
+// and the causation index. Pure state: the hub folds log records into it, on
+// hydrate and live alike, through apply_envelope().
 //
 // Thread safety: none; the hub guards it (one writer, shared readers).
 #pragma once
@@ -37,13 +37,14 @@ struct LoggedEnvelope {
 struct ChannelEntry {
   ChannelMetadata metadata;
   // Both null while the channel is dormant: its adapter type is not
-  // registered (spec §7.5 step 4).
+  // registered; it stays readable, and posts fail until the type is
+  // registered and the hub reopened.
   std::shared_ptr<const ChannelAdapter> adapter;
   std::unique_ptr<AdapterState> state;
   std::uint64_t last_sequence = 0;
   // (sender_id, causation_id) -> the per-channel sequence of the latest
   // envelope with that key, so it is read back without a scan; empty once
-  // the channel is terminal (spec §7.7).
+  // the channel is terminal.
   std::map<std::pair<std::string, std::string>, std::uint64_t, std::less<>>
       causation;
 };
@@ -57,7 +58,7 @@ class ChannelTable {
   // Folds one logged envelope into its channel: invitees' acks and rejects
   // while pending, the hub's own opened/closed/expired envelopes, the
   // adapter state and the causation index. Envelopes that are not the
-  // hub's change no lifecycle state (spec §2.2).
+  // hub's change no lifecycle state, whatever their event type.
   static void apply_envelope(ChannelEntry& channel,
                              const LoggedEnvelope& envelope);
 

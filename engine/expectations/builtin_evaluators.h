@@ -1,7 +1,7 @@
-// The built-in evaluators (spec §6.3): acks_within, reply_within,
-// max_silence, and turn_within (Parley implements it; see DESIGN.md,
-// "Deliberate differences"). Thresholds are inclusive: a violation fires
-// when the elapsed time is >= the threshold.
+// The built-in evaluators: acks_within, reply_within, max_silence, and
+// turn_within (which AG2 leaves unregistered, so its manifests' turn_within
+// entries are inert there; Parley implements it). Thresholds are inclusive: a
+// violation fires when the elapsed time is >= the threshold.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,7 @@
-// The built-in violation handlers (spec §6.4, and the seed documents for
-// warn and hide, which AG2 leaves inert; see DESIGN.md, "Deliberate
-// differences"). Every firing is audited by the hub before its handler's
-// effects, whatever the handler.
+// The built-in violation handlers: AG2's audit, notify_channel and
+// auto_close, plus warn and hide, which AG2's manifests name but AG2 never
+// registers (Parley implements them). Every firing is audited by the hub
+// before its handler's effects, whatever the handler.
 #pragma once
 
 #include <memory>

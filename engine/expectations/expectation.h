@@ -1,7 +1,7 @@
-// Expectations (spec §6): liveness contracts declared per channel in the
-// manifest snapshot, checked by the hub's expectation tick. An evaluator
-// decides whether a channel violates one expectation now; a handler decides
-// what the hub does about a new violation. Both are registered by name
+// Expectations: liveness contracts declared per channel in the manifest
+// snapshot, checked by the hub's expectation tick. An evaluator decides whether
+// a channel violates one expectation now; a handler decides what the hub does
+// about a new violation. Both are registered by name
 // (engine/expectations/expectation_registry.h).
 //
 // Contract for implementations: pure and thread-safe. Evaluators read only

@@ -1,5 +1,5 @@
-// The evaluator and handler registries of one hub (spec §6.1), each keyed
-// by name; registering a name again replaces it.
+// The evaluator and handler registries of one hub, each keyed by name;
+// registering a name again replaces it.
 //
 // Thread safety: every member may be called from any thread.
 #pragma once

@@ -1,7 +1,7 @@
-// The hub's decision seam (spec §12.2): every access and limit decision of
-// the post pipeline, channel creation and dispatch asks one Arbiter. The
-// base class allows everything (AG2's BaseHub arbiter); RuleBasedArbiter,
-// the default, enforces the senders' and recipients' Rules (spec §12.1).
+// The hub's decision seam: every access and limit decision of the post
+// pipeline, channel creation and dispatch asks one Arbiter. The base class
+// allows everything (AG2's BaseHub arbiter); RuleBasedArbiter, the default,
+// enforces the senders' and recipients' Rules.
 //
 // Contract: the hub calls an arbiter with its own locks held (the writer
 // lock, and the state lock for authorize_dispatch), so calls are

@@ -178,7 +178,8 @@ Change<std::string> ChannelLifecycle::stage_create(
     stage_channel_event(
         core_, reads_, batch, channel_id, "created",
         {{"participants", participant_ids}, {"at", metadata.created_at}});
-    // Invites go through the post path's send rules (spec §4.3 step 14).
+    // Invites go through the post path's send rules (e.g. the creator's
+    // outbound_to); a refused invite closes the channel "invite_failed".
     for (const auto& invitee : metadata.pending_acks) {
       Envelope invite =
           hub_envelope(metadata, event_type::kChannelInvite,

@@ -1,7 +1,6 @@
-// Who receives what (spec §1.4, §7.6, §12.1): the subscribers bound to
-// agents, their pending-inbox counters, the deliveries a folded batch
-// plans and their publication once it is durable, and what a reconnecting
-// agent missed.
+// Who receives what: the subscribers bound to agents, their pending-inbox
+// counters, the deliveries a folded batch plans and their publication once it
+// is durable, and what a reconnecting agent missed.
 //
 // Thread safety: every member may be called from any thread; the
 // subscriber table and counters are guarded by the part's own mutex, never

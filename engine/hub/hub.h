@@ -68,7 +68,8 @@ class PeriodicWork;
 struct HubOptions {
   std::shared_ptr<log::LogStore> store;  // required; the hub closes it
   std::shared_ptr<const Clock> clock;    // default: SystemClock
-  // How long create_channel waits for every invitee's ack (spec §4.3).
+  // How long create_channel waits for every invitee's ack; on timeout the
+  // channel closes with "invite_timeout".
   std::chrono::milliseconds invite_ack_timeout{30000};
   bool register_default_adapters = true;
   // Registered before hydrate, after the built-ins (so they may replace
@@ -79,7 +80,7 @@ struct HubOptions {
   std::vector<std::shared_ptr<HubListener>> listeners;
   // The decision seam (engine/hub/arbiter.h); default: RuleBasedArbiter.
   std::shared_ptr<Arbiter> arbiter;
-  // Expectation evaluators and handlers (spec §6.1), registered after the
+  // Expectation evaluators and handlers, registered after the
   // built-ins (which come with register_default_adapters), replacing
   // same-named ones.
   std::vector<std::shared_ptr<const ExpectationEvaluator>>
@@ -104,7 +105,7 @@ class Hub {
   // hub is destroyed.
   Result<void> close();
 
-  // --- Identity (spec §3) ---------------------------------------------
+  // --- Identity ------------------------------------------------------------
   // `owners`: only for a remote_agent registered over the wire, the agents
   // of this hub bound to the registering connection; recorded (sorted,
   // unique) with the registration, read back by agent_owners(). Owners for
@@ -124,10 +125,10 @@ class Hub {
                                   std::optional<double> latency_ms,
                                   std::optional<std::string> task_id);
 
-  // A Hello's admission (ADR 0021): the agent registered as `name`
-  // re-attaches, proving itself with `claim_json` (the Hello's auth_claim as
-  // JSON text) under `scheme`, which must be the scheme it registered with.
-  // Checks nothing else and binds nothing. Returns its agent id, or:
+  // A Hello's admission: the agent registered as `name` re-attaches, proving
+  // itself with `claim_json` (the Hello's auth_claim as JSON text) under
+  // `scheme`, which must be the scheme it registered with. Checks nothing else
+  // and binds nothing. Returns its agent id, or:
   //   not_found   "unknown name: <name>"
   //   auth_failed "auth_claim must be a JSON object"
   //   auth_failed "remote agent '<name>' re-attaches only alongside its
@@ -154,7 +155,7 @@ class Hub {
   // agent without owners or an unknown id.
   std::vector<std::string> agent_owners(std::string_view agent_id) const;
 
-  // --- Channels (spec §4) ---------------------------------------------
+  // --- Channels ------------------------------------------------------------
   // Returns once every invitee acked (the channel is active), or fails with
   // AG2's error when an invitee rejects, the ack timeout passes or an invite
   // cannot be posted.
@@ -166,7 +167,8 @@ class Hub {
       std::optional<std::string_view> agent_id,
       std::optional<ChannelState> state, std::size_t limit = 50) const;
 
-  // The post pipeline (spec §4.7); returns the minted envelope id.
+  // The post pipeline: AG2's checks in AG2's order
+  // (engine/hub/post_pipeline.h); returns the minted envelope id.
   Result<std::string> post_envelope(Envelope envelope);
 
   // Python slice [since:until] of the channel's envelopes (negative values
@@ -185,9 +187,9 @@ class Hub {
       std::string_view channel_id) const;
   std::vector<PendingTurn> pending_turns_for(std::string_view agent_id) const;
 
-  // One TTL sweep (spec §4.4, §8.5): every non-terminal channel whose
-  // expires_at <= now is expired with reason "ttl_expired", then every live
-  // task whose expires_at <= now, with error "ttl_expired".
+  // One TTL sweep: every non-terminal channel whose expires_at <= now is
+  // expired with reason "ttl_expired", then every live task whose expires_at <=
+  // now, with error "ttl_expired".
   Result<void> expire_due();
 
   // --- Expectations (engine/hub/periodic_work.h) ----------------------------
@@ -201,16 +203,16 @@ class Hub {
   // registry is empty.
   Result<std::size_t> tick_expectations();
 
-  // --- Delivery (spec §1.4, §7.6) ---------------------------------------
+  // --- Delivery ------------------------------------------------------------
   // Binds `agent_id`'s deliveries to `callback`, replacing an earlier one.
   void subscribe(std::string_view agent_id, DeliveryCallback callback);
   // Binds `agent_id`'s deliveries to a new queue the caller pops from.
   std::shared_ptr<DeliveryQueue> subscribe_queue(std::string_view agent_id);
   void unsubscribe(std::string_view agent_id);
 
-  // A receipt (spec §7.6): an "ack" from a registered recipient for a
-  // channel moves its cursor there to `envelope_id` when that is greater.
-  // Other statuses, unknown recipients and empty ids change nothing.
+  // A receipt: an "ack" from a registered recipient for a channel moves its
+  // cursor there to `envelope_id` when that is greater. Other statuses, unknown
+  // recipients and empty ids change nothing.
   Result<void> acknowledge(std::string_view recipient_id,
                            std::string_view channel_id,
                            std::string_view envelope_id,
@@ -218,15 +220,15 @@ class Hub {
   // The highest acked envelope id of the agent in the channel, or "".
   std::string inbox_cursor(std::string_view agent_id,
                            std::string_view channel_id) const;
-  // What a reconnecting agent missed (spec §7.6 "Replay on reconnect"):
-  // per non-terminal channel it takes part in, in channel order, every
-  // envelope after max(cursor, since_envelope_id) that another sender
-  // addressed to it (audience null or listing it), in log order.
+  // What a reconnecting agent missed (replay after a Hello): per non-terminal
+  // channel it takes part in, in channel order, every envelope after
+  // max(cursor, since_envelope_id) that another sender addressed to it
+  // (audience null or listing it), in log order.
   Result<std::vector<Envelope>> replay_for(
       std::string_view agent_id, std::string_view since_envelope_id) const;
 
-  // --- Audit (spec §2.4) -------------------------------------------------
-  // A client's notify handler crashed (spec §10): audit "turn_failed".
+  // --- Audit ---------------------------------------------------------------
+  // A client's notify handler crashed: audit "turn_failed".
   // Over the wire AG2 reports every such crash as a RuntimeError.
   Result<void> report_turn_failure(std::string_view channel_id,
                                    std::string_view agent_id,
@@ -242,11 +244,11 @@ class Hub {
   // of the hub's lock as the read or change, else its access_denied is
   // returned and nothing is written. In-process callers pass none.
   //
-  // A task the owner's runtime reports. A known id is updated in place
-  // (state always; started_at, expires_at, channel_id when given; progress
-  // merged). A new id needs a registered owner, a valid id (ADR 0021),
-  // room under the owner's max_concurrent_tasks and, when it names a
-  // channel, a channel the owner takes part in; without expires_at it
+  // A task the owner's runtime reports. A known id is updated in place (state
+  // always; started_at, expires_at, channel_id when given; progress merged). A
+  // new id needs a registered owner, a valid id (one path segment,
+  // is_valid_task_id), room under the owner's max_concurrent_tasks and, when it
+  // names a channel, a channel the owner takes part in; without expires_at it
   // expires after the owner's task_ttl_default.
   Result<void> observe_task(
       TaskMetadata metadata,
@@ -254,7 +256,7 @@ class Hub {
   // Unknown id: not_found "task not found: <id>". A terminal task is left
   // as it is (terminal is final). A terminal new state stamps completed_at
   // and, in the same batch, writes the task_terminated audit record and,
-  // for a capability-tagged task, the owner's observation (spec §8.6).
+  // for a capability-tagged task, the owner's observation.
   Result<void> update_task(
       std::string_view task_id, const TaskUpdate& update,
       std::optional<ConnectionAgents> connection = std::nullopt);
@@ -345,10 +347,10 @@ class Hub {
                        std::optional<ConnectionAgents> connection,
                        Done<void> done, Dispatch dispatch = Dispatch::kAsync);
 
-  // --- Health (spec §10, §12.4) ------------------------------------------
+  // --- Health --------------------------------------------------------------
   // A snapshot; never waits for the writer lock or a sync.
   HubHealth health() const;
-  // Appends a tenant's own audit record (spec §2.4: the kind set is open):
+  // Appends a tenant's own audit record (the kind set is open):
   // a JSON object with string "at" and "kind". Anything else is refused
   // with kInvalid and nothing is written.
   Result<void> append_audit(std::string_view json_object);

@@ -1,6 +1,6 @@
-// A hub's health snapshot (spec §10 `health()`, §12.4): AG2's fields plus
-// Parley's own (channels by state, per-agent inbox pressure, the log
-// sequence, whether the hub stopped accepting changes).
+// A hub's health snapshot: AG2's `health()` fields plus Parley's own (channels
+// by state, per-agent inbox pressure, the log sequence, whether the hub stopped
+// accepting changes).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,8 @@ struct HubHealth {
   // state is present.
   std::map<std::string, std::int64_t> channels_by_state;
   // Agent id -> its pending-inbox counter, for every agent that has one
-  // (spec §12.1; in memory, reset on restart).
+  // (+1 per substantive delivery, -1 per substantive post of its own;
+  // in memory, reset on restart).
   std::map<std::string, std::int64_t> pending_inbox;
   std::uint64_t log_sequence = 0;  // the last durable log sequence
   // Why the hub stopped accepting changes after a failed log write.

@@ -1,4 +1,4 @@
-// Observers of a hub (spec §12.3): what happened, after it is durable.
+// Observers of a hub: what happened, after it is durable.
 //
 // Contract: a hub tells its listeners about a change after the change's
 // batch is durable in the log, outside every hub lock, on the thread that
@@ -36,8 +36,10 @@ class HubListener {
   virtual void on_channel_event(std::string_view /*channel_id*/,
                                 std::string_view /*kind*/,
                                 const nlohmann::json& /*payload*/) {}
-  // kind: registered, unregistered, resume_set, skill_set, rule_set,
-  // observation_recorded (payloads as spec §12.3 lists them).
+  // kind: registered {passport, at}; unregistered {name, at}; resume_set
+  // {resume, version, at}; skill_set {removed, at}; rule_set {rule,
+  // version, at}; observation_recorded {resume, version, capability,
+  // outcome, at}.
   virtual void on_agent_event(std::string_view /*agent_id*/,
                               std::string_view /*kind*/,
                               const nlohmann::json& /*payload*/) {}

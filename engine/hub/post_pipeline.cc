@@ -81,7 +81,8 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
     return protocol_error(label + " not active (state=" +
                           std::string(to_string(metadata.state)) + ")");
   }
-  // Only participants post (ADR 0021, DESIGN.md).
+  // Only participants post, for every caller, wire and in-process; the one
+  // exception is a peer's well-formed task cancel request.
   if (!metadata.has_participant(envelope.sender_id) &&
       !tasks_.admits_cancel_request(metadata, envelope)) {
     return protocol_error(label +

@@ -1,11 +1,10 @@
-// Per-sender rate limit (LIM-13): a token bucket per sender, as AG2's
-// Gen-1 hub/_limits.py had it (spec §12.1): capacity = max(1, effective
-// burst) where the effective burst is limits.rate.burst, or
-// limits.rate.per_minute when burst is 0; refill per_minute / 60 tokens a
-// second, computed lazily from the hub clock at each attempt; a new bucket
-// starts full; a post needs one whole token. The bucket is rebuilt (full)
-// when the sender's (per_minute, burst) changes and dropped when
-// per_minute is 0 (the limit is off).
+// Per-sender rate limit (LIM-13): a token bucket per sender, as AG2's Gen-1
+// hub/_limits.py had it: capacity = max(1, effective burst) where the effective
+// burst is limits.rate.burst, or limits.rate.per_minute when burst is 0; refill
+// per_minute / 60 tokens a second, computed lazily from the hub clock at each
+// attempt; a new bucket starts full; a post needs one whole token. The bucket
+// is rebuilt (full) when the sender's (per_minute, burst) changes and dropped
+// when per_minute is 0 (the limit is off).
 //
 // In memory by nature: a restart gives every sender a full bucket.
 //

@@ -1,7 +1,6 @@
-// The hub's periodic workers (spec §6.2 "Sweeper loop semantics"): the TTL
-// sweep (Hub::expire_due), the expectation tick (Hub::tick_expectations)
-// and custom workers (register_sweeper, LIM-14), each on its own
-// Boost.Asio steady_timer, all run by one background thread.
+// The hub's periodic workers: the TTL sweep (Hub::expire_due), the expectation
+// tick (Hub::tick_expectations) and custom workers (register_sweeper, LIM-14),
+// each on its own Boost.Asio steady_timer, all run by one background thread.
 //
 // Loop: sleep `interval`, run, repeat; the first run is one interval after
 // start (or after registering, when already running). A worker that throws

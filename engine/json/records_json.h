@@ -1,6 +1,6 @@
-// JSON codecs between AG2's record shapes (spec §1.1, §3.1, §4.1, §12.1)
-// and the engine's records. Only the op layer (and tools beside it) include
-// this header; the engine proper never sees nlohmann::json.
+// JSON codecs between AG2's record shapes (envelope, passport, resume, rule,
+// channel metadata) and the engine's records. Only the op layer (and tools
+// beside it) include this header; the engine proper never sees nlohmann::json.
 //
 // Writing. Every writer emits exactly AG2's keys (never Parley-only fields
 // such as Envelope::sequence), with JsonText fields embedded as JSON values

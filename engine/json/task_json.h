@@ -1,5 +1,5 @@
-// AG2's TaskMetadata JSON (spec §8.2) <-> TaskMetadata. Only the op layer,
-// the log-record builders and the task fold include this header.
+// AG2's TaskMetadata JSON <-> TaskMetadata. Only the op layer, the log-record
+// builders and the task fold include this header.
 //
 // Writing emits exactly AG2's keys, sorted (nlohmann::json order), as
 // engine/json/records_json.h does for the other records.

@@ -399,7 +399,7 @@ const OpTable& ops() {
          });
        }},
       {"read_channel_log", read_channel_log_op},
-      // Parley's own: health (spec §10), the audit log (spec §2.4).
+      // Parley's own: health, the audit log.
       {"health",
        [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({}));
@@ -423,7 +423,7 @@ const OpTable& ops() {
            hub.append_audit(record, std::move(done), dispatch);
          });
        }},
-      // Parley's own: one expectation tick (spec §6.2) at the hub's clock.
+      // Parley's own: one expectation tick at the hub's clock.
       {"tick_expectations",
        [](Hub& hub, const Params& params, const WireRequest*) -> Result<json> {
          PARLEY_CHECK(params.only({}));

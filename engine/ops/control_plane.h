@@ -1,6 +1,6 @@
-// The transport-free control plane (spec §11.5): AG2's named operations,
-// JSON params in, JSON results out in AG2's exact shapes and error codes.
-// The WebSocket server, `parley exec` and tests all call through here.
+// The transport-free control plane: AG2's named operations, JSON params in,
+// JSON results out in AG2's exact shapes and error codes. The WebSocket server,
+// `parley exec` and tests all call through here.
 //
 // Thread safety: as the Hub's; one ControlPlane may serve many threads.
 #pragma once

@@ -1,6 +1,7 @@
-// An invitee's answer to an `ag2.channel.invite`, as AG2's clients post it
-// (spec §2.1, §4.3): an ack, or a reject with a reason; audience null,
-// causation = the invite, event_data {"channel_id"} (plus "reason").
+// An invitee's answer to an `ag2.channel.invite`, as AG2's clients post it (the
+// hub absorbs both: logged, never delivered): an ack, or a reject with a
+// reason; audience null, causation = the invite, event_data {"channel_id"}
+// (plus "reason").
 #pragma once
 
 #include <optional>

@@ -34,8 +34,8 @@ namespace parley::engine::op_layer {
 
 using nlohmann::json;
 
-// Strict reading of one op's params (spec §11.5: a missing param is a
-// generic "error" naming the key, as AG2's KeyError does).
+// Strict reading of one op's params (a missing param is a generic "error"
+// naming the key, as AG2's KeyError does).
 class Params {
  public:
   explicit Params(const json& params) : params_(params) {}

@@ -8,12 +8,13 @@ namespace parley::engine::op_layer {
 
 namespace {
 
-// The keys a mirror_failed payload may carry (ADR 0021 §2.7).
+// The keys a mirror_failed payload may carry over the wire.
 constexpr std::string_view kMirrorFailedKeys[] = {
     "op", "owner_id", "channel_id", "exc_type", "exc_message"};
 constexpr std::size_t kMaxTaskEventText = 500;
 
-// Every task id an op names is one path segment (ADR 0021 §2.6).
+// Every task id an op names must be one path segment (is_valid_task_id),
+// else protocol_error.
 Result<std::string> task_id_param(const Params& params) {
   PARLEY_TRY(task_id, params.text("task_id"));
   if (!is_valid_task_id(task_id)) {
@@ -113,8 +114,8 @@ Result<Answer> update_task_op(Hub& hub, const Params& params,
       });
 }
 
-// Over the wire only the mirror's own failure report is accepted (ADR 0021
-// §2.7): other kinds would forge terminal events.
+// Over the wire only the mirror's own failure report ("mirror_failed") is
+// accepted: other kinds would forge terminal events.
 Result<json> fire_task_event_op(Hub& hub, const Params& params,
                                 const WireRequest* wire) {
   PARLEY_CHECK(params.only({"task_id", "kind", "payload"}));

@@ -1,6 +1,7 @@
-// Authentication schemes for registration (spec §3.2 step 1, §11.6): an
-// adapter per scheme name validates the passport's `auth.claim`. Every
-// refusal is ErrorKind::kAuthFailed (wire code "auth_failed").
+// Authentication schemes for registration (checked first, except for a
+// remote_agent) and for a Hello's re-attach: an adapter per scheme name
+// validates the passport's `auth.claim`. Every refusal is
+// ErrorKind::kAuthFailed (wire code "auth_failed").
 #pragma once
 
 #include <functional>

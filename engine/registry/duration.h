@@ -1,4 +1,4 @@
-// AG2's duration grammar (spec §12.1, CHAN-17), used for TTL defaults.
+// AG2's duration grammar (CHAN-17), used for TTL defaults.
 #pragma once
 
 #include <cstdint>

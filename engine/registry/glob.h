@@ -1,5 +1,5 @@
-// Access-rule globs (spec §12.1): `access.inbound_from` / `outbound_to`
-// patterns over agent names, with Python's `fnmatch.fnmatchcase` semantics.
+// Access-rule globs: `access.inbound_from` / `outbound_to` patterns over agent
+// names, with Python's `fnmatch.fnmatchcase` semantics.
 #pragma once
 
 #include <span>

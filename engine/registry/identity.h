@@ -1,5 +1,5 @@
-// The identity records of a registered participant (spec §3.1, §12.1), with
-// AG2's field names and defaults. JSON shapes: engine/ops/records_json.h.
+// The identity records of a registered participant (passport, resume, rule),
+// with AG2's field names and defaults. JSON shapes: engine/ops/records_json.h.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +51,8 @@ struct ResumeExample {
   std::string note;
 };
 
-// Hub-maintained track record of one capability (spec §8.6).
+// Hub-maintained track record of one capability, from the owner's
+// terminal task outcomes (cancelled counts only in `n`).
 struct ObservedStats {
   std::int64_t n = 0;
   std::int64_t completed = 0;
@@ -74,7 +75,7 @@ struct Resume {
 // (engine/registry/duration.h parses it).
 using DurationSpec = std::variant<std::int64_t, std::string>;
 
-// Per-agent access and limits (spec §12.1), with AG2's defaults.
+// Per-agent access and limits, enforced by the hub, with AG2's defaults.
 struct Rule {
   std::int64_t version = 1;
   struct Access {

@@ -1,7 +1,7 @@
-// The folded identity registry (spec §3): every registered participant's
-// passport, resume, rule and SKILL.md, with the name and capability
-// indexes. Pure state: the hub folds log records into it (hydrate and live
-// alike) and answers queries from it.
+// The folded identity registry: every registered participant's passport,
+// resume, rule and SKILL.md, with the name and capability indexes. Pure state:
+// the hub folds log records into it (hydrate and live alike) and answers
+// queries from it.
 //
 // Thread safety: none; the hub guards it (one writer, shared readers).
 #pragma once
@@ -27,10 +27,12 @@ struct AgentRecord {
   // A remote_agent registered over the wire: the agents of this hub bound
   // to the registering connection (sorted). Empty for every other agent.
   std::vector<std::string> owners;
-  // Task ids whose observation was counted (spec §8.6; per owner, as
-  // ADR 0021 dedups).
+  // Task ids whose observation was counted for this owner: dedup is per
+  // (owner, task id), so another agent reporting the id first cannot
+  // suppress the owner's own observation.
   std::set<std::string, std::less<>> observed_tasks;
-  // channel id -> the highest envelope id this agent acked there (§7.6).
+  // channel id -> the highest envelope id this agent acked there (string
+  // order); replay on reconnect starts after it.
   std::map<std::string, std::string, std::less<>> cursors;
 
   const std::string& agent_id() const { return *passport.agent_id; }
@@ -60,7 +62,8 @@ class Registry {
   // Queries.
   const AgentRecord* find(std::string_view agent_id) const;
   std::optional<std::string> find_agent_id(std::string_view name) const;
-  // An exact agent id first, then a name (ADR 0021).
+  // An exact agent id first, then a name, so a name can never stand in for
+  // another agent's id.
   const AgentRecord* resolve(std::string_view name_or_id) const;
   // The registered name, else `fallback`, else the id itself.
   std::string name_for(std::string_view agent_id,
@@ -68,7 +71,7 @@ class Registry {
   // Sorted ids claiming or having observed `capability`.
   std::vector<std::string> agents_with_capability(
       std::string_view capability) const;
-  // Registration order, filtered, sorted, truncated (spec §3.5).
+  // Registration order, filtered, sorted, truncated.
   std::vector<const AgentRecord*> list(const AgentFilter& filter) const;
   // capability -> sorted ids; the derived index AG2 writes to disk.
   const std::map<std::string, std::set<std::string>, std::less<>>&

@@ -1,5 +1,5 @@
-// SKILL.md handling (spec §3.6, §3.7): AG2's front-matter splitter and the
-// document rendered for an agent that registered no SKILL.md.
+// SKILL.md handling: AG2's front-matter splitter and the document rendered for
+// an agent that registered no SKILL.md.
 #pragma once
 
 #include <string>

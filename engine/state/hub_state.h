@@ -35,7 +35,7 @@ class HubState {
   ChannelTable channels;
   TaskTable tasks;
   std::string largest_envelope_id;  // the id floor for the minter
-  ExpectationLedger expectations;   // fired expectation keys (spec §6.2)
+  ExpectationLedger expectations;   // fired (expectation, violator) keys
 
  private:
   Result<void> apply_channel_created(std::uint64_t log_sequence,

@@ -1,4 +1,4 @@
-// AG2's task record (spec §8.2): a task an agent owns and the hub observes.
+// AG2's task record: a task an agent owns and the hub observes.
 // JSON-valued fields are kept as JSON text; engine/json/task_json.h reads
 // and writes AG2's JSON shape.
 #pragma once
@@ -28,12 +28,12 @@ bool is_task_state(std::string_view state);
 bool is_terminal_task_state(std::string_view state);
 
 // Task ids become keys and, in AG2, store paths: one path segment matching
-// [A-Za-z0-9][A-Za-z0-9._-]{0,127} (ADR 0021 §2.6).
+// [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
 bool is_valid_task_id(std::string_view task_id);
 // protocol_error "invalid task_id: '<id>'", the answer to an id that is not.
 std::unexpected<Error> invalid_task_id(std::string_view task_id);
 
-// Hub-driven terminal reasons (spec §8.3).
+// Hub-driven terminal reasons: a task's TTL passed, or its channel ended.
 inline constexpr std::string_view kTaskTtlExpired = "ttl_expired";
 inline constexpr std::string_view kTaskChannelClosed = "channel_closed";
 
@@ -66,7 +66,7 @@ struct TaskMetadata {
 
 namespace parley::engine {
 
-// update_task's arguments (spec §8.3); absent = leave unchanged.
+// update_task's arguments; absent = leave unchanged.
 struct TaskUpdate {
   std::optional<std::string> state;
   std::optional<JsonText> progress;  // a JSON object, merged shallowly
@@ -74,7 +74,7 @@ struct TaskUpdate {
   std::optional<std::string> error;  // ignored when empty
 };
 
-// list_tasks' filters (spec §8.3), all exact.
+// list_tasks' filters, all exact.
 struct TaskFilter {
   std::optional<std::string> owner_id;
   std::optional<std::string> channel_id;

@@ -1,10 +1,10 @@
-// The folded tasks of a hub (spec §8): every observed task's metadata, the
-// checkpoints (spec §7.8) with the agents that claimed each unobserved
-// task's checkpoint by writing it first over the wire, and the peers who
-// asked a live task's owner to cancel it (the one post a non-participant
-// may make). Pure state: HubState::apply folds TaskUpdated,
-// TaskCheckpointed, CheckpointWritersClaimed and ag2.task.cancel_request
-// envelopes into it, on hydrate and live alike.
+// The folded tasks of a hub: every observed task's metadata, the checkpoints
+// (opaque JSON, last write wins) with the agents that claimed each unobserved
+// task's checkpoint by writing it first over the wire, and the peers who asked
+// a live task's owner to cancel it (the one post a non-participant may make).
+// Pure state: HubState::apply folds TaskUpdated, TaskCheckpointed,
+// CheckpointWritersClaimed and ag2.task.cancel_request envelopes into it, on
+// hydrate and live alike.
 //
 // Thread safety: none; the hub guards it (one writer, shared readers).
 #pragma once

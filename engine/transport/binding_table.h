@@ -1,10 +1,10 @@
-// Which connection each agent is bound to, hub-wide (spec §11.4): an agent
-// is bound by a successful `register` or `hello` on a connection, moves
-// when another connection re-attaches it, and is unbound when its
-// connection closes or it is unregistered. A bound agent is subscribed to
-// the hub's deliveries, which this table turns into notify frames on its
-// connection; an unbound agent is not subscribed, so it is offline to the
-// hub (its envelopes wait in the log for replay).
+// Which connection each agent is bound to, hub-wide: an agent is bound by a
+// successful `register` or `hello` on a connection, moves when another
+// connection re-attaches it, and is unbound when its connection closes or it is
+// unregistered. A bound agent is subscribed to the hub's deliveries, which this
+// table turns into notify frames on its connection; an unbound agent is not
+// subscribed, so it is offline to the hub (its envelopes wait in the log for
+// replay).
 //
 // Thread safety: every member is safe from any thread. Deliveries run on
 // posting threads and only queue frames. Lock order: the table's lock, then

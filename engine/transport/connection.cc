@@ -141,7 +141,7 @@ void Connection::handle_request(RequestFrame request) {
           self->request_done();
           return;
         }
-        // register binds its caller (spec §11.4); unregister unbinds.
+        // register binds its caller; unregister unbinds.
         if (op == "register") {
           if (auto id = result->find("agent_id");
               id != result->end() && id->is_string()) {
@@ -163,7 +163,8 @@ void Connection::request_done() {
 
 void Connection::handle_receipt(ReceiptFrame receipt) {
   // A receipt for an agent this connection does not hold cannot move its
-  // cursor (ADR 0021); one naming nobody is ignored, as AG2 does.
+  // cursor (wire authorization: a request acts only for agents bound to
+  // its connection); one naming nobody is ignored, as AG2 does.
   if (receipt.recipient_id.empty() || !holds(receipt.recipient_id)) {
     context_.metrics.receipt_dropped();
     return;

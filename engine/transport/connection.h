@@ -1,7 +1,7 @@
-// One client connection's side of AG2's protocol (spec §11.3-§11.5), apart
-// from the socket: decodes each inbound frame and answers it, keeps the
-// send queue, and is the Caller the op layer checks requests against (the
-// agents bound to it, kept in the hub-wide BindingTable).
+// One client connection's side of AG2's protocol, apart from the socket:
+// decodes each inbound frame and answers it, keeps the send queue, and is the
+// Caller the op layer checks requests against (the agents bound to it, kept in
+// the hub-wide BindingTable).
 //
 // The socket side (plain or TLS WebSocket) derives from it and implements
 // start_writer() and close(). Inbound frames arrive on the session's

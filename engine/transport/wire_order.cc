@@ -97,7 +97,7 @@ struct Shapes {
 
     envelope = engine::to_ordered_json(engine::Envelope{});
 
-    // AG2's TaskMetadata (spec §8.2).
+    // AG2's TaskMetadata.
     task = ordered_json::object();
     for (const char* key :
          {"task_id", "owner_id", "spec", "state", "created_at", "started_at",

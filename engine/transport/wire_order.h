@@ -1,8 +1,8 @@
 // Op results in AG2's key order. The op layer returns nlohmann::json, whose
 // objects keep keys sorted; AG2's hub writes records in their declaration
-// order (spec §11.3). wire_result() rebuilds each known record shape of an
-// op's result in that order; free-form values (event_data, knobs, labels,
-// claims, checkpoints, payloads) keep the order they have.
+// order. wire_result() rebuilds each known record shape of an op's result in
+// that order; free-form values (event_data, knobs, labels, claims, checkpoints,
+// payloads) keep the order they have.
 //
 // Pure; any thread.
 #pragma once

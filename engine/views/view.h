@@ -1,5 +1,5 @@
-// Views (spec §9): the pure projection of a channel's log into the
-// model-facing history of one participant.
+// Views: the pure projection of a channel's log into the model-facing history
+// of one participant.
 //
 // Everything here is a function of its arguments: no I/O, no clock, no
 // hub. Projecting the same envelopes with the same policy, participant,

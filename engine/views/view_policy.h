@@ -1,4 +1,4 @@
-// Which projection of a channel's log a participant's model sees (spec §9):
+// Which projection of a channel's log a participant's model sees:
 // AG2's four built-in view policies, as a value.
 //
 // Header-light on purpose: channel_adapter.h includes it, so it must not

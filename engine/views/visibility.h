@@ -1,4 +1,4 @@
-// Who may see an envelope (spec §1.4 `visible_to`): what views and client
+// Who may see an envelope (AG2's `visible_to`): what views and client
 // tools filter on. Delivery (the dispatch set) is a different rule.
 #pragma once
 
