@@ -99,10 +99,15 @@ void hold_handshakes(
   t.restart();
 }
 
+// The pending channel's id once its invite is durable: a batch is folded
+// (the channel lists as pending) before the log has written it (read_wal
+// shows it).
 std::string await_pending(TestHub& t) {
   for (int i = 0; i < 2000; ++i) {
     auto pending = t.hub().list_channels(std::nullopt, ChannelState::kPending);
-    if (!pending.empty()) return pending.front().channel_id;
+    if (!pending.empty() && !t.wal(pending.front().channel_id).empty()) {
+      return pending.front().channel_id;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   FAIL("no channel became pending");

@@ -713,7 +713,7 @@ TEST_CASE("CHAN-18 built-in channel types are present at start") {
 
 TEST_CASE(
     "a participant's own ag2.channel.closed is logged and delivered but "
-    "changes nothing (spec §2.2)") {
+    "changes nothing") {
   TestHub t;
   const auto alice = t.add_agent("alice");
   const auto bob = t.add_agent("bob");

@@ -207,7 +207,7 @@ TEST_CASE("REG-01 register op returns the stamped passport in AG2's shape") {
   CHECK(*by_id == passport);
 }
 
-TEST_CASE("REG-01 credentials are neither stored nor echoed (ADR 0021)") {
+TEST_CASE("REG-01 credentials are neither stored nor echoed") {
   TestHub t;
   auto result = t.ops().call(
       "register",

@@ -194,8 +194,8 @@ TEST_CASE("all 30 control-plane ops answer over the wire in AG2's shapes") {
 
 TEST_CASE(
     "two agents on one connection open a channel to each other: the "
-    "ack arrives while create_channel is pending, and the channel "
-    "opens (spec §11.8)") {
+    "ack arrives while create_channel is pending and the channel "
+    "opens") {
   ServeFixture serve;
   auto shared = serve.connect();
   const std::string alice = shared->register_agent("alice");
