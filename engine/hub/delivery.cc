@@ -92,26 +92,23 @@ std::vector<PlannedDelivery> Delivery::plan(
 
 Result<void> Delivery::check_inboxes(const ChannelMetadata& metadata,
                                      const Envelope& envelope) const {
-  std::vector<std::string> recipients;
-  if (envelope.audience) {
-    recipients = *envelope.audience;
-  } else {
-    for (const Participant& participant : metadata.participants) {
-      recipients.push_back(participant.agent_id);
-    }
-  }
   std::lock_guard lock(mutex_);
-  for (const auto& id : recipients) {
-    if (id == envelope.sender_id) continue;
+  auto check = [&](const std::string& id) -> Result<void> {
+    if (id == envelope.sender_id) return {};
     const AgentRecord* recipient = core_.state.registry.find(id);
-    if (!recipient) continue;
+    if (!recipient) return {};
     auto pending = pending_inbox_.find(id);
     const std::int64_t current =
         pending == pending_inbox_.end() ? 0 : pending->second;
-    if (auto room =
-            core_.arbiter->authorize_inbox(*recipient, envelope, current);
-        !room) {
-      return room;
+    return core_.arbiter->authorize_inbox(*recipient, envelope, current);
+  };
+  if (envelope.audience) {
+    for (const std::string& id : *envelope.audience) {
+      if (auto room = check(id); !room) return room;
+    }
+  } else {
+    for (const Participant& participant : metadata.participants) {
+      if (auto room = check(participant.agent_id); !room) return room;
     }
   }
   return {};
