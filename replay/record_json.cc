@@ -106,6 +106,9 @@ nlohmann::json record_to_json(std::uint64_t log_sequence,
       out["expectation_index"] = fired->expectation_index();
       out["violator_id"] = text(fired->violator_id());
       out["at"] = text(fired->at());
+      out["expectation"] = text(fired->expectation());
+      out["on_violation"] = text(fired->on_violation());
+      out["hides_violator"] = fired->hides_violator();
       break;
     }
     case schema::Body::AuditRecorded: {

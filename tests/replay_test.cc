@@ -166,21 +166,35 @@ TEST_CASE("a read-only fold beside the live hub equals the hub's own fold") {
   CHECK(replay::store_state_hash((*folded)->state()) == live);
 }
 
-TEST_CASE("replaying a discussion folds the hide its expectation fired") {
+// A discussion of alice, bob and carol in which alice opened and bob, given
+// the turn, stayed silent for 600 s: turn_within fired and hid him (an
+// ExpectationFired record, outside the channel index).
+struct DiscussionHidingBob {
   testing::TestHub hub;
-  const std::string alice = hub.add_agent("alice");
-  const std::string bob = hub.add_agent("bob");
-  const std::string carol = hub.add_agent("carol");
-  auto opened = hub.open(alice, "discussion", {bob, carol});
-  REQUIRE(opened.has_value());
-  const std::string& channel = opened->channel_id;
-  REQUIRE(hub.say(channel, alice, "opening").has_value());
-  const std::uint64_t opening = hub.wal(channel).back().sequence;
-  // turn_within 600 s hides bob: an ExpectationFired record, outside the
-  // channel index.
-  hub.clock().advance(std::chrono::seconds(600));
-  REQUIRE(hub.hub().tick_expectations().has_value());
-  REQUIRE(hub.say(channel, carol, "carol here").has_value());
+  std::string alice = hub.add_agent("alice");
+  std::string bob = hub.add_agent("bob");
+  std::string carol = hub.add_agent("carol");
+  std::string channel;
+  std::uint64_t opening = 0;  // alice's post, by channel sequence
+
+  DiscussionHidingBob() {
+    auto opened = hub.open(alice, "discussion", {bob, carol});
+    REQUIRE(opened.has_value());
+    channel = opened->channel_id;
+    REQUIRE(hub.say(channel, alice, "opening").has_value());
+    opening = hub.wal(channel).back().sequence;
+    hub.clock().advance(std::chrono::seconds(600));
+    REQUIRE(hub.hub().tick_expectations().has_value());
+  }
+};
+
+TEST_CASE("replaying a discussion folds the hide its expectation fired") {
+  DiscussionHidingBob d;
+  auto& hub = d.hub;
+  const std::string& bob = d.bob;
+  const std::string& channel = d.channel;
+  const std::uint64_t opening = d.opening;
+  REQUIRE(hub.say(channel, d.carol, "carol here").has_value());
   REQUIRE(hub.state(channel)["hidden_participants"] == json::array({bob}));
   auto adapter_state = [](const ChannelReplay& replayed) {
     return json::parse(std::string(replayed.channel().state->to_json()));
@@ -197,6 +211,39 @@ TEST_CASE("replaying a discussion folds the hide its expectation fired") {
   auto before = ChannelReplay::run(hub.hub().store(), channel, opening - 1);
   REQUIRE(before.has_value());
   CHECK_FALSE(adapter_state(**before).contains("hidden_participants"));
+}
+
+TEST_CASE("an ExpectationFired record renders every field") {
+  DiscussionHidingBob d;
+  std::vector<json> fired;
+  REQUIRE(d.hub.hub()
+              .store()
+              .read(1, log::kLastSequence,
+                    [&](std::uint64_t sequence, std::string_view r) {
+                      json record = replay::record_to_json(sequence, r);
+                      if (record["kind"] == "ExpectationFired") {
+                        fired.push_back(std::move(record));
+                      }
+                      return true;
+                    })
+              .has_value());
+  REQUIRE_FALSE(fired.empty());
+  for (const json& record : fired) {
+    CHECK(record["channel_id"] == d.channel);
+    CHECK(record["expectation_index"].is_number_unsigned());
+    CHECK(record["at"].is_string());
+    CHECK(record["expectation"].is_string());
+    CHECK(record["on_violation"].is_string());
+    CHECK(record["hides_violator"].is_boolean());
+  }
+  // The one that hid bob says so.
+  auto hid = std::ranges::find(fired, true, [](const json& record) {
+    return record["hides_violator"].get<bool>();
+  });
+  REQUIRE(hid != fired.end());
+  CHECK((*hid)["violator_id"] == d.bob);
+  CHECK((*hid)["expectation"] == "turn_within");
+  CHECK((*hid)["on_violation"] == "hide");
 }
 
 TEST_CASE("every record renders as JSON with its kind and log sequence") {

@@ -82,6 +82,19 @@ void write_tree(const J& value, std::string& out) {
   }
 }
 
+void write_flex(flexbuffers::Reference ref, std::string& out);
+
+// A FlexBuffer vector (untyped or typed) as a JSON array.
+template <typename Vector>
+void write_flex_items(const Vector& vector, std::string& out) {
+  out += '[';
+  for (std::size_t i = 0; i < vector.size(); ++i) {
+    if (i > 0) out += ", ";
+    write_flex(vector[i], out);
+  }
+  out += ']';
+}
+
 // The JSON value a FlexBuffer reference holds, as flex_to_json reads it.
 void write_flex(flexbuffers::Reference ref, std::string& out) {
   if (ref.IsBool()) {
@@ -110,21 +123,9 @@ void write_flex(flexbuffers::Reference ref, std::string& out) {
     }
     out += '}';
   } else if (ref.IsUntypedVector()) {
-    const auto vector = ref.AsVector();
-    out += '[';
-    for (std::size_t i = 0; i < vector.size(); ++i) {
-      if (i > 0) out += ", ";
-      write_flex(vector[i], out);
-    }
-    out += ']';
+    write_flex_items(ref.AsVector(), out);
   } else if (ref.IsTypedVector() || ref.IsFixedTypedVector()) {
-    const auto vector = ref.AsTypedVector();
-    out += '[';
-    for (std::size_t i = 0; i < vector.size(); ++i) {
-      if (i > 0) out += ", ";
-      write_flex(vector[i], out);
-    }
-    out += ']';
+    write_flex_items(ref.AsTypedVector(), out);
   } else {
     out += "null";  // null, and blobs, which to_flex never writes
   }
