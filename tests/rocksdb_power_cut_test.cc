@@ -58,10 +58,10 @@ struct PoweredStore {
     store = std::move(opened->store);
   }
 
-  // Appends records "1", "2", … (each in a channel of its own of eight,
-  // with an idempotency key, so every column family takes writes) until
-  // an append fails because the power is off, or `last` is acked. Returns
-  // how many were acked.
+  // Appends records "1", "2", … (spread over eight channels, each with an
+  // idempotency key, so that every column family takes writes) until an
+  // append fails because the power is off, or `last` is acked. Returns how
+  // many were acked.
   int append_until_cut(int last) {
     for (int i = 1; i <= last; ++i) {
       std::vector<log::AppendEntry> batch{
