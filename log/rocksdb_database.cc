@@ -77,6 +77,7 @@ bool is_family_name(std::string_view name) {
 
 rocksdb::Status Database::close() {
   if (!db) return rocksdb::Status::OK();
+  if (wal_seal_sync) wal_seal_sync->attach(nullptr);
   for (auto* handle : families) db->DestroyColumnFamilyHandle(handle);
   families.clear();
   rocksdb::Status status = db->Close();
@@ -85,14 +86,25 @@ rocksdb::Status Database::close() {
 }
 
 rocksdb::Status open_database(const std::filesystem::path& directory,
-                              const rocksdb::Options& options,
+                              rocksdb::Options options, bool seal_sync,
                               Database& database) {
   rocksdb::DB* db = nullptr;
   database.families.clear();
+  database.replay_check = std::make_unique<LogReplayCheck>();
+  options.wal_filter = database.replay_check.get();
+  database.wal_seal_sync.reset();
+  if (seal_sync) {
+    database.wal_seal_sync = std::make_shared<WalSealSync>();
+    options.listeners.push_back(database.wal_seal_sync);
+  }
   rocksdb::Status status = rocksdb::DB::Open(
       options, directory.string(), families(options.write_buffer_size),
       &database.families, &db);
   database.db.reset(db);
+  // Before anything is written: the first write may seal a memtable.
+  if (database.wal_seal_sync && db != nullptr) {
+    database.wal_seal_sync->attach(db);
+  }
   return status;
 }
 

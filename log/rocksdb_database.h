@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "log/error.h"
+#include "log/rocksdb_wal_order.h"
 
 namespace parley::log::rocksdb_backend {
 
@@ -29,8 +30,13 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(
 bool is_family_name(std::string_view name);
 
 // Owns the DB and its column family handles; handles are released before
-// the DB closes.
+// the DB closes. Also owns what the DB was opened with and must outlive it
+// (declared first, so destroyed last): the replay check passed to
+// DB::Open, and the WAL seal sync it runs, if any (detached before the DB
+// closes).
 struct Database {
+  std::unique_ptr<LogReplayCheck> replay_check;
+  std::shared_ptr<WalSealSync> wal_seal_sync;
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> families;
 
@@ -49,9 +55,12 @@ struct Database {
 };
 
 // Opens the store in `directory` read-write with every family of
-// families(options.write_buffer_size) (creating what `options` allows).
+// families(options.write_buffer_size) (creating what `options` allows),
+// replaying its WAL files through a fresh LogReplayCheck (kept in
+// `database`, whether the open succeeds or not), and, if `seal_sync`,
+// syncing every WAL file whenever a memtable is sealed (WalSealSync).
 rocksdb::Status open_database(const std::filesystem::path& directory,
-                              const rocksdb::Options& options,
+                              rocksdb::Options options, bool seal_sync,
                               Database& database);
 
 // The newest record's log sequence (0 for an empty log). The record's key

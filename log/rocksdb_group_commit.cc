@@ -221,7 +221,14 @@ rocksdb::Status RocksDbLogStore::write_group(
       if (!status.ok()) return status;
     }
   }
-  return database_.db->Write(write_options_, &batch);
+  rocksdb::Status status = database_.db->Write(write_options_, &batch);
+  // A write made after a WAL file failed to sync may sit in a newer WAL
+  // file behind records that never became durable (rocksdb_wal_order.h):
+  // it fails as a failed sync does.
+  if (status.ok() && database_.wal_seal_sync) {
+    if (auto failure = database_.wal_seal_sync->failure()) return *failure;
+  }
+  return status;
 }
 
 Result<void> RocksDbLogStore::resume() {

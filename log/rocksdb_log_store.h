@@ -5,7 +5,11 @@
 // RocksDB WAL holding it has been fsynced. Appends that arrive while a sync
 // is in flight are group-committed: one WriteBatch, one sync, then all of
 // them are acked. A failed write or sync is fatal: the store refuses every
-// further append with kFailed and never retries.
+// further append with kFailed and never retries. In Durability::kAsync an
+// append is acked once written to the WAL, unsynced, so a power cut may
+// take the newest acked appends, but only a tail of the log: whenever
+// RocksDB moves on to a new WAL file, every older one is synced before the
+// new one takes a record (log/rocksdb_wal_order.h).
 //
 // A full disk is not fatal: a write that fails for want of space fails its
 // group (nothing of it is written or acked) and the batches sequenced
@@ -14,9 +18,10 @@
 //
 // Recovery on open: a torn tail (an incomplete record at the end of the WAL,
 // left by a crash mid-write) is dropped and reported; those bytes were never
-// acked. A damaged record before the end of the WAL, or a damaged table
-// file, is refused: open fails with kCorruption naming the file, and
-// nothing is cut away.
+// acked. A damaged record before the end of the WAL, WAL files that skip
+// log sequences (an older one lost records a newer one follows), or a
+// damaged table file, is refused: open fails with kCorruption naming the
+// damage, and nothing is cut away.
 //
 // Creation is atomic as users see it: a store whose creation a crash cut
 // short holds no record and is completed by the next open.
@@ -66,8 +71,9 @@ struct OpenedLogStore {
 
 // Opens (or creates) the store in `directory`. Fails with kNotFound (no
 // store and !create_if_missing), kBusy (another process holds it),
-// kCorruption (mid-log WAL damage, not a Parley store, a record on the
-// newest end that fails verification), kVersionMismatch or kIoError.
+// kCorruption (mid-log WAL damage, WAL files that skip log sequences, not
+// a Parley store, a record on the newest end that fails verification),
+// kVersionMismatch or kIoError.
 Result<OpenedLogStore> open_rocksdb_log_store(
     const std::filesystem::path& directory, const RocksDbOptions& options = {});
 
@@ -91,7 +97,8 @@ bool store_is_locked(const std::filesystem::path& directory);
 // it), which the next read-write open will drop; nullopt when the WAL ends
 // cleanly, or when another process holds the store (a live writer's WAL
 // may end mid-record). Reads the whole WAL. Fails with kCorruption when
-// the WAL is damaged before its end, or kIoError.
+// the WAL is damaged before its end or its files skip log sequences, or
+// kIoError.
 Result<std::optional<std::string>> find_torn_wal_tail(
     const std::filesystem::path& directory);
 

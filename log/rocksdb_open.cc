@@ -61,11 +61,15 @@ std::optional<std::string> table_file_named(std::string_view message) {
 }
 
 // Why RocksDB refused to open `directory` with `status` (a corruption),
-// naming what is damaged and what happened: nothing.
-Error damage_refusal(const fs::path& directory, const rocksdb::Status& status) {
+// naming what is damaged and what happened: nothing. `gap`: how the WAL
+// files skip log sequences, when that is what stopped the open.
+Error damage_refusal(const fs::path& directory, const rocksdb::Status& status,
+                     const std::optional<std::string>& gap) {
   const std::string detail = status.ToString();
   std::string what;
-  if (auto table = table_file_named(detail)) {
+  if (gap) {
+    what = *gap;
+  } else if (auto table = table_file_named(detail)) {
     what = "the table file " + *table + " is damaged";
   } else if (detail.find("MANIFEST") != std::string::npos) {
     what = "the MANIFEST (RocksDB's list of the store's files) is damaged";
@@ -115,10 +119,15 @@ Result<Database> open_recovering(const fs::path& directory,
   // First strict: any WAL damage fails. Then, only if that found
   // corruption, tolerate an incomplete tail: if the second open succeeds
   // the damage was a torn tail; if it fails too, it is damage before the
-  // end of the WAL or in another file.
+  // end of the WAL or in another file. Either way, WAL files that skip log
+  // sequences (rocksdb_wal_order.h) fail.
   Database database;
+  // Async appends leave the WAL unsynced: it is synced when RocksDB moves
+  // to a new WAL file, before that file takes a record.
+  const bool seal_sync = store_options.durability == Durability::kAsync;
   options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
-  rocksdb::Status strict = open_database(directory, options, database);
+  rocksdb::Status strict =
+      open_database(directory, options, seal_sync, database);
   if (strict.ok()) return database;
   if (strict.IsIOError() &&
       strict.ToString().find("lock") != std::string::npos) {
@@ -132,9 +141,11 @@ Result<Database> open_recovering(const fs::path& directory,
   }
   options.wal_recovery_mode =
       rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
-  rocksdb::Status tolerant = open_database(directory, options, database);
+  rocksdb::Status tolerant =
+      open_database(directory, options, seal_sync, database);
   if (!tolerant.ok()) {
-    return std::unexpected(damage_refusal(directory, tolerant));
+    return std::unexpected(
+        damage_refusal(directory, tolerant, database.replay_check->gap()));
   }
   report.torn_tail = true;
   report.detail = strict.ToString();

@@ -168,8 +168,11 @@ Result<std::optional<std::string>> find_torn_wal_tail(
   rocksdb::Status listed =
       rocksdb::DB::ListColumnFamilies(options, directory.string(), &names);
   if (!listed.ok()) return io_error("opening " + directory.string(), listed);
+  std::unique_ptr<LogReplayCheck> check;
   auto open_with = [&](rocksdb::WALRecoveryMode mode) {
+    check = std::make_unique<LogReplayCheck>();
     options.wal_recovery_mode = mode;
+    options.wal_filter = check.get();
     std::vector<rocksdb::ColumnFamilyDescriptor> present;
     for (const std::string& name : names) present.emplace_back(name, options);
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -188,6 +191,11 @@ Result<std::optional<std::string>> find_torn_wal_tail(
   }
   rocksdb::Status tolerant =
       open_with(rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords);
+  if (!tolerant.ok() && check->gap()) {
+    return std::unexpected(Error{
+        ErrorCode::kCorruption,
+        "reading the WAL of " + directory.string() + ": " + *check->gap()});
+  }
   if (!tolerant.ok()) {
     return io_error("reading the WAL of " + directory.string(), tolerant);
   }

@@ -1,5 +1,6 @@
 #include "tests/crashtest/power_cut_fs.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -22,6 +23,18 @@ std::string normal_directory(const std::string& name) {
   std::string normal = fs::path(name).lexically_normal().string();
   while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
   return normal;
+}
+
+// The number of the RocksDB WAL file `name` (NNNNNN.log), if it is one.
+std::optional<std::uint64_t> wal_number(const std::string& name) {
+  const fs::path path(name);
+  if (path.extension() != ".log") return std::nullopt;
+  const std::string stem = path.stem().string();
+  if (stem.empty() ||
+      stem.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoull(stem);
 }
 
 std::optional<std::string> read_whole(const std::string& name) {
@@ -71,15 +84,23 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
     if (owner_.down()) return IOStatus::IOError("power cut");
     return target()->Flush(options, debug);
   }
+  // A sync makes durable what was written before it began (appends made
+  // meanwhile by another thread stay unsynced: RocksDB syncs WALs beside
+  // their writer), once it returns before the power is cut; one the cut
+  // overtakes makes nothing durable.
   IOStatus Sync(const IOOptions& options, IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    const std::uint64_t written = owner_.written(name_);
     IOStatus status = target()->Sync(options, debug);
-    return status.ok() ? owner_.synced(name_) : status;
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    return status.ok() ? owner_.synced(name_, written) : status;
   }
   IOStatus Fsync(const IOOptions& options, IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    const std::uint64_t written = owner_.written(name_);
     IOStatus status = target()->Fsync(options, debug);
-    return status.ok() ? owner_.synced(name_) : status;
+    if (owner_.down()) return IOStatus::IOError("power cut");
+    return status.ok() ? owner_.synced(name_, written) : status;
   }
   // sync_file_range makes nothing durable; a later Sync does.
   IOStatus RangeSync(std::uint64_t offset, std::uint64_t bytes,
@@ -87,7 +108,9 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
     if (owner_.down()) return IOStatus::IOError("power cut");
     return target()->RangeSync(offset, bytes, options, debug);
   }
-  bool IsSyncThreadSafe() const override { return false; }
+  bool IsSyncThreadSafe() const override {
+    return target()->IsSyncThreadSafe();
+  }
 
  private:
   PowerCutFileSystem& owner_;
@@ -256,20 +279,48 @@ IOStatus PowerCutFileSystem::Truncate(const std::string& name, size_t size,
   return status.ok() ? truncated(name, size) : status;
 }
 
+bool PowerCutFileSystem::newer_wal_cut_due(const std::string& name) const {
+  const NewerWalCut mode = newer_wal_cut_;
+  if (mode == NewerWalCut::kNone) return false;
+  const std::optional<std::uint64_t> number = wal_number(name);
+  if (!number) return false;
+  const std::string directory = directory_of(name);
+  for (const auto& [other, file] : files_) {
+    const std::optional<std::uint64_t> other_number = wal_number(other);
+    if (!other_number || *other_number >= *number ||
+        directory_of(other) != directory) {
+      continue;
+    }
+    if (mode == NewerWalCut::kOlderExists || file.synced < file.size) {
+      return true;
+    }
+  }
+  return false;
+}
+
 IOStatus PowerCutFileSystem::appended(const std::string& name,
                                       std::uint64_t bytes) {
+  bool cut_now = false;
   {
     std::lock_guard lock(mutex_);
     files_[name].size += bytes;
+    cut_now = newer_wal_cut_due(name);
   }
-  if (appends_to_cut_ > 0 && --appends_to_cut_ == 0) cut();
+  if (appends_to_cut_ > 0 && --appends_to_cut_ == 0) cut_now = true;
+  if (cut_now) cut();
   return IOStatus::OK();
 }
 
-IOStatus PowerCutFileSystem::synced(const std::string& name) {
+std::uint64_t PowerCutFileSystem::written(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  return files_[name].size;
+}
+
+IOStatus PowerCutFileSystem::synced(const std::string& name,
+                                    std::uint64_t up_to) {
   std::lock_guard lock(mutex_);
   FileState& file = files_[name];
-  file.synced = file.size;
+  file.synced = std::max(file.synced, std::min(up_to, file.size));
   return IOStatus::OK();
 }
 
@@ -290,11 +341,29 @@ IOStatus PowerCutFileSystem::directory_synced(const std::string& directory) {
 
 PowerCutFileSystem::Losses PowerCutFileSystem::restore_power(
     std::mt19937_64& random) {
+  return restore_power(
+      [&](const std::string&, std::uint64_t synced, std::uint64_t size) {
+        if (!std::bernoulli_distribution(0.5)(random)) return synced;
+        return synced + std::uniform_int_distribution<std::uint64_t>(
+                            0, size - synced - 1)(random);
+      },
+      [&](const std::string&, std::size_t count) -> std::size_t {
+        if (!std::bernoulli_distribution(0.5)(random)) return 0;
+        return std::uniform_int_distribution<std::size_t>(0, count)(random);
+      });
+}
+
+PowerCutFileSystem::Losses PowerCutFileSystem::restore_power(
+    const KeptBytes& kept_bytes, const KeptChanges& kept_changes) {
   std::lock_guard lock(mutex_);
   Losses losses;
   std::error_code ignored;
   for (auto& [directory, entries] : entries_) {
-    for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) {
+    const std::size_t kept =
+        std::min(kept_changes(directory, entries.size()), entries.size());
+    // Undone newest first, down to the ones that survive.
+    for (auto entry = entries.rbegin();
+         entry != entries.rend() - static_cast<std::ptrdiff_t>(kept); ++entry) {
       if (entry->renamed_from) {
         if (!fs::exists(entry->name)) continue;
         fs::rename(entry->name, *entry->renamed_from, ignored);
@@ -318,12 +387,10 @@ PowerCutFileSystem::Losses PowerCutFileSystem::restore_power(
     if (!fs::exists(name)) continue;
     const std::uint64_t size = fs::file_size(name);
     if (size <= file.synced) continue;
-    std::uint64_t keep = file.synced;
-    if (std::bernoulli_distribution(0.5)(random)) {
-      keep += std::uniform_int_distribution<std::uint64_t>(
-          0, size - file.synced - 1)(random);
-      ++losses.files_torn;
-    }
+    const std::uint64_t keep =
+        std::clamp(kept_bytes(name, file.synced, size), file.synced, size);
+    if (keep == size) continue;
+    if (keep > file.synced) ++losses.files_torn;
     fs::resize_file(name, keep);
     ++losses.files_cut;
     losses.bytes_dropped += size - keep;

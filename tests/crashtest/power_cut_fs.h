@@ -3,10 +3,12 @@
 // renames) no directory fsync has made durable yet. cut() makes every later
 // write, sync, create, rename and delete fail, as a machine that lost power
 // would; restore_power() then does to the files on disk what the power cut
-// would have done to them — drops every unsynced directory entry (a new
-// file disappears; a rename is undone, the old target coming back) and
-// every unsynced byte, or keeps a random prefix of those bytes (a torn
-// write) — so the next open sees what a rebooted machine would.
+// would have done to them — undoes the unsynced directory changes (a new
+// file disappears; a rename is undone, the old target coming back), all
+// of them or all but the oldest few (a file system commits them in order,
+// fsync or not), and drops every unsynced byte, or keeps a random prefix
+// of those bytes (a torn write) — so the next open sees what a rebooted
+// machine would.
 //
 // Reads are passed through untouched. Files deleted before the cut stay
 // deleted (an unsynced delete is not undone).
@@ -18,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,6 +43,15 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
   // Cuts the power right after the `appends`-th next append to a file
   // succeeds, so the cut lands between a write and its sync.
   void cut_after_appends(std::int64_t appends) { appends_to_cut_ = appends; }
+  // Cuts the power right after an append to a WAL file (NNNNNN.log) while
+  // an older WAL of its directory, written through this file system, still
+  // exists — and, if `older_unsynced`, still holds unsynced bytes: the
+  // moment a cut can keep records of a newer WAL and lose the older WAL's
+  // tail before them.
+  void cut_when_newer_wal_written(bool older_unsynced) {
+    newer_wal_cut_ = older_unsynced ? NewerWalCut::kOlderUnsynced
+                                    : NewerWalCut::kOlderExists;
+  }
   bool down() const { return down_; }
 
   struct Losses {
@@ -50,8 +62,25 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
     std::uint64_t bytes_dropped = 0;
   };
   // Applies the cut to the files on disk; call once nothing has the files
-  // open any more (the store is closed). `random` chooses torn lengths.
+  // open any more (the store is closed). `random` chooses what survives:
+  // in half the cuts no unsynced directory change, in the others the
+  // oldest 0..all of them; and for each file with unsynced bytes, none of
+  // them or a torn prefix.
   Losses restore_power(std::mt19937_64& random);
+
+  // How many of the `size` bytes of the file `name` a cut keeps: from
+  // `synced` (every unsynced byte lost) to `size` (none lost); anything
+  // else is clamped to that range.
+  using KeptBytes = std::function<std::uint64_t(
+      const std::string& name, std::uint64_t synced, std::uint64_t size)>;
+  // How many of the `count` changes to `directory` (new files, renames)
+  // that no fsync of it made durable survive a cut: the oldest ones. More
+  // than `count` keeps them all.
+  using KeptChanges = std::function<std::size_t(const std::string& directory,
+                                                std::size_t count)>;
+  // Applies the cut with the outcome a test chooses.
+  Losses restore_power(const KeptBytes& kept_bytes,
+                       const KeptChanges& kept_changes);
 
   // --- rocksdb::FileSystem -------------------------------------------------
   rocksdb::IOStatus NewWritableFile(
@@ -98,7 +127,10 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
 
   // Called by the files and directories this file system hands out.
   rocksdb::IOStatus appended(const std::string& name, std::uint64_t bytes);
-  rocksdb::IOStatus synced(const std::string& name);
+  // The bytes written through this file system to `name` so far.
+  std::uint64_t written(const std::string& name);
+  // A sync of `name` that began once `up_to` bytes were written succeeded.
+  rocksdb::IOStatus synced(const std::string& name, std::uint64_t up_to);
   rocksdb::IOStatus truncated(const std::string& name, std::uint64_t size);
   rocksdb::IOStatus directory_synced(const std::string& directory);
 
@@ -115,13 +147,19 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
     std::optional<std::string> previous_target;
   };
 
+  enum class NewerWalCut { kNone, kOlderExists, kOlderUnsynced };
+
   static rocksdb::IOStatus power_is_off();
+  // Whether an append to `name` now triggers cut_when_newer_wal_written().
+  // Caller holds mutex_.
+  bool newer_wal_cut_due(const std::string& name) const;
   // Registers `name` as empty and unsynced, and as a new directory entry
   // unless it `existed`. Caller holds mutex_.
   void created(const std::string& name, bool existed);
 
   std::atomic<bool> down_ = false;
   std::atomic<std::int64_t> appends_to_cut_ = 0;  // 0: no cut planned
+  std::atomic<NewerWalCut> newer_wal_cut_ = NewerWalCut::kNone;
   std::mutex mutex_;
   std::map<std::string, FileState> files_;             // guarded by mutex_
   std::map<std::string, std::vector<Entry>> entries_;  // by directory; mutex_
