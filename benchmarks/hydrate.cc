@@ -66,6 +66,7 @@
 #include "engine/base/event_types.h"
 #include "engine/base/flex_json.h"
 #include "engine/channels/channel.h"
+#include "engine/hub/audit.h"
 #include "engine/hub/hub.h"
 #include "engine/records/log_records.h"
 #include "engine/registry/registry.h"

@@ -136,19 +136,22 @@ Result<void> check_format_version(Database& database, bool empty_log,
                        slice(layout::kFormatVersionKey), &version);
   if (status.ok()) {
     if (version == layout::kFormatVersion) return {};
-    return std::unexpected(Error{ErrorCode::kVersionMismatch,
-                                 "store format version " + version +
-                                     ", this build reads version " +
-                                     std::string(layout::kFormatVersion)});
-  }
-  if (!status.IsNotFound()) {
+    if (version != layout::kOldestFormatVersion) {
+      return std::unexpected(Error{
+          ErrorCode::kVersionMismatch,
+          "store format version " + version + ", this build reads versions " +
+              std::string(layout::kOldestFormatVersion) + " to " +
+              std::string(layout::kFormatVersion)});
+    }
+    if (read_only) return {};
+  } else if (!status.IsNotFound()) {
     return io_error("reading the format version", status);
-  }
-  if (!empty_log) {
+  } else if (!empty_log) {
     return std::unexpected(Error{
         ErrorCode::kCorruption, "the store has records but no format version"});
+  } else if (read_only) {
+    return {};
   }
-  if (read_only) return {};
   rocksdb::WriteOptions sync;
   sync.sync = true;
   status =

@@ -5,7 +5,7 @@
 //   log            be64 log_sequence                 Record FlatBuffer
 //   channel_index  u8 n | channel id (n) | be64 seq  be64 log_sequence
 //   idempotency    idempotency key bytes             be64 log_sequence
-//   meta           "format_version"                  decimal, e.g. "1"
+//   meta           "format_version"                  decimal, e.g. "2"
 //   default        (unused; RocksDB requires it)
 //
 //   be64 = unsigned 64-bit big-endian, so byte order = numeric order and a
@@ -29,7 +29,13 @@ inline constexpr std::string_view kChannelIndexFamily = "channel_index";
 inline constexpr std::string_view kIdempotencyFamily = "idempotency";
 inline constexpr std::string_view kMetaFamily = "meta";
 inline constexpr std::string_view kFormatVersionKey = "format_version";
-inline constexpr std::string_view kFormatVersion = "1";
+// The store's format: 1 holds records of schema 1 only; 2 may hold records
+// of schema 2 (schemas/record.h). This build reads both. A read-write open
+// marks a version-1 store 2 before anything is appended, so a build that
+// reads only version 1 refuses the store instead of meeting a record kind
+// it does not know.
+inline constexpr std::string_view kFormatVersion = "2";
+inline constexpr std::string_view kOldestFormatVersion = "1";
 
 std::string encode_be64(std::uint64_t value);
 // nullopt unless `bytes` is exactly 8 bytes.

@@ -14,6 +14,7 @@
 #include "engine/base/ids.h"
 #include "engine/base/input_limits.h"
 #include "engine/base/json_input.h"
+#include "engine/hub/audit.h"
 #include "engine/json/records_json.h"
 #include "engine/records/log_records.h"
 #include "replay/ag2_files.h"

@@ -38,7 +38,7 @@ engine::Result<std::unique_ptr<ChannelReplay>> ChannelReplay::run(
     const log::LogStore& store, std::string_view channel_id, std::uint64_t at,
     const StepVisitor& on_step) {
   auto created = find_channel_created(store, channel_id);
-  if (!created) return storage_error(created.error());
+  if (!created) return engine::storage_error(created.error());
   if (!*created) {
     return engine::not_found("channel not found: " + std::string(channel_id));
   }
@@ -76,7 +76,7 @@ engine::Result<std::unique_ptr<ChannelReplay>> ChannelReplay::run(
         }
         return true;
       });
-  if (!scanned) return storage_error(scanned.error());
+  if (!scanned) return engine::storage_error(scanned.error());
   std::optional<engine::Error> failure;
   auto next_fired = fired.begin();
   // Folds the fired records logged before `before`.
@@ -118,7 +118,7 @@ engine::Result<std::unique_ptr<ChannelReplay>> ChannelReplay::run(
       });
   if (read && !past_at) apply_fired(log::kLastSequence);
   if (failure) return std::unexpected(*failure);
-  if (!read) return storage_error(read.error());
+  if (!read) return engine::storage_error(read.error());
   return replay;
 }
 

@@ -15,12 +15,6 @@ std::unique_ptr<engine::AdapterRegistry> builtin_adapter_registry() {
   return adapters;
 }
 
-std::unexpected<engine::Error> storage_error(const log::Error& error) {
-  return engine::fail(
-      engine::ErrorKind::kStorage,
-      std::string(log::to_string(error.code)) + ": " + error.message);
-}
-
 FoldedStore::FoldedStore()
     : adapters_(builtin_adapter_registry()),
       state_(std::make_unique<engine::HubState>(*adapters_)) {}
@@ -42,7 +36,8 @@ engine::Result<std::unique_ptr<FoldedStore>> FoldedStore::fold(
       if (on_record) on_record(sequence, batch->record(i));
     }
   }
-  if (auto read = log.result(); !read) return storage_error(read.error());
+  if (auto read = log.result(); !read)
+    return engine::storage_error(read.error());
   return folded;
 }
 
@@ -59,7 +54,7 @@ engine::Result<void> FoldedStore::advance(const log::LogStore& store) {
                            return true;
                          });
   if (failure) return std::unexpected(*failure);
-  if (!read) return storage_error(read.error());
+  if (!read) return engine::storage_error(read.error());
   return {};
 }
 

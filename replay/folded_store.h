@@ -57,7 +57,4 @@ class FoldedStore {
 // as every hub registers them.
 std::unique_ptr<engine::AdapterRegistry> builtin_adapter_registry();
 
-// kStorage with the log error's code and message, as the hub reports it.
-std::unexpected<engine::Error> storage_error(const log::Error& error);
-
 }  // namespace parley::replay

@@ -74,6 +74,31 @@ nlohmann::json record_to_json(std::uint64_t log_sequence,
       out["value"] = flex(updated->value());
       break;
     }
+    case schema::Body::ResumeSet: {
+      const auto* set = root->body_as_ResumeSet();
+      out["agent_id"] = text(set->agent_id());
+      out["resume"] = flex(set->resume());
+      break;
+    }
+    case schema::Body::RuleSet: {
+      const auto* set = root->body_as_RuleSet();
+      out["agent_id"] = text(set->agent_id());
+      out["rule"] = flex(set->rule());
+      break;
+    }
+    case schema::Body::SkillSet: {
+      const auto* set = root->body_as_SkillSet();
+      out["agent_id"] = text(set->agent_id());
+      out["skill_md"] = text(set->skill_md());
+      break;
+    }
+    case schema::Body::ObservationRecorded: {
+      const auto* observed = root->body_as_ObservationRecorded();
+      out["agent_id"] = text(observed->agent_id());
+      out["resume"] = flex(observed->resume());
+      out["task_id"] = text(observed->task_id());
+      break;
+    }
     case schema::Body::TaskUpdated: {
       const auto* task = root->body_as_TaskUpdated();
       out["task_id"] = text(task->task_id());

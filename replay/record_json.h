@@ -9,7 +9,11 @@
 //   AgentRegistered   "agent_id", "passport", "resume", "rule", "skill_md",
 //                     "owners" (a remote_agent's owners, else null)
 //   AgentUnregistered "agent_id"
-//   AgentUpdated      "agent_id", "what", "value"
+//   AgentUpdated      "agent_id", "what", "value" (schema 1 only)
+//   ResumeSet         "agent_id", "resume"
+//   RuleSet           "agent_id", "rule"
+//   SkillSet          "agent_id", "skill_md" (null: removed)
+//   ObservationRecorded "agent_id", "resume", "task_id"
 //   TaskUpdated       "task_id", "channel_id", "metadata"
 //   TaskCheckpointed  "task_id", "state"
 //   CheckpointWritersClaimed "task_id", "writers" (sorted agent ids)

@@ -122,12 +122,6 @@ class Auditor {
                                 .what = std::move(what)});
   }
 
-  static engine::Result<void> unreadable(const log::Error& error) {
-    return engine::fail(
-        engine::ErrorKind::kStorage,
-        std::string(log::to_string(error.code)) + ": " + error.message);
-  }
-
   engine::Result<void> scan_log() {
     std::uint64_t expected = 1;
     auto scanned = store_.scan_log([&](std::uint64_t key,
@@ -182,7 +176,7 @@ class Auditor {
       }
       return true;
     });
-    if (!scanned) return unreadable(scanned.error());
+    if (!scanned) return engine::storage_error(scanned.error());
     const std::uint64_t last = store_.last_sequence();
     if (expected <= last) {
       problem({}, 0, expected,
@@ -253,7 +247,7 @@ class Auditor {
       }
       return true;
     });
-    if (!scanned) return unreadable(scanned.error());
+    if (!scanned) return engine::storage_error(scanned.error());
     return {};
   }
 
@@ -300,7 +294,7 @@ class Auditor {
           }
           return true;
         });
-    if (!scanned) return unreadable(scanned.error());
+    if (!scanned) return engine::storage_error(scanned.error());
     return {};
   }
 

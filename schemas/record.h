@@ -15,8 +15,11 @@
 
 namespace parley::schema {
 
-// The newest `Record.schema_version` this build writes and reads.
-inline constexpr std::uint16_t kSchemaVersion = 1;
+// The newest `Record.schema_version` this build writes and reads. Every
+// record is written with it; a reader refuses records of a newer version.
+// 2: one record kind per agent mutation (ResumeSet, RuleSet, SkillSet,
+// ObservationRecorded) in place of AgentUpdated, which is still read.
+inline constexpr std::uint16_t kSchemaVersion = 2;
 
 // The sequences the log stamped into a record.
 struct RecordSequences {

@@ -5,9 +5,10 @@
 // and registry_rules_test.
 //
 // Parley is event-sourced: where AG2 writes, rewrites or deletes identity
-// files, Parley appends records to the log (AgentRegistered, AgentUpdated,
-// AgentUnregistered) and folds them. "Persisted" is checked by reading the
-// log and by restart(); "deleted" by the folded registry after restart.
+// files, Parley appends records to the log (AgentRegistered, ResumeSet,
+// RuleSet, SkillSet, AgentUnregistered) and folds them. "Persisted" is checked
+// by reading the log and by restart(); "deleted" by the folded registry after
+// restart.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -93,11 +94,23 @@ std::vector<json> identity_log(TestHub& t) {
         } else if (const auto* removed = root->body_as_AgentUnregistered()) {
           out.push_back({{"record", "unregistered"},
                          {"agent_id", removed->agent_id()->str()}});
-        } else if (const auto* updated = root->body_as_AgentUpdated()) {
+        } else if (const auto* resume = root->body_as_ResumeSet()) {
           out.push_back({{"record", "updated"},
-                         {"agent_id", updated->agent_id()->str()},
-                         {"what", updated->what()->str()},
-                         {"value", flex(updated->value())}});
+                         {"agent_id", resume->agent_id()->str()},
+                         {"what", "resume"},
+                         {"value", flex(resume->resume())}});
+        } else if (const auto* rule = root->body_as_RuleSet()) {
+          out.push_back({{"record", "updated"},
+                         {"agent_id", rule->agent_id()->str()},
+                         {"what", "rule"},
+                         {"value", flex(rule->rule())}});
+        } else if (const auto* skill = root->body_as_SkillSet()) {
+          out.push_back(
+              {{"record", "updated"},
+               {"agent_id", skill->agent_id()->str()},
+               {"what", "skill"},
+               {"value", skill->skill_md() ? json(skill->skill_md()->str())
+                                           : json(nullptr)}});
         }
         return true;
       });

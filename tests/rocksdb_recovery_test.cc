@@ -179,6 +179,13 @@ struct RawStore {
                     rocksdb::Slice(value.data(), value.size()))
                 .ok());
   }
+  std::string get(int family, std::string_view key) {
+    std::string value;
+    REQUIRE(db->Get(rocksdb::ReadOptions(), handles[family],
+                    rocksdb::Slice(key.data(), key.size()), &value)
+                .ok());
+    return value;
+  }
 };
 
 TEST_CASE(
@@ -213,15 +220,30 @@ TEST_CASE(
   CHECK(by_channel.error().message.starts_with("log sequence 3:"));
 }
 
-TEST_CASE("a store of another format version is refused") {
+TEST_CASE("a store of a newer format version is refused") {
   testing::ScratchDir dir;
   { open_store(dir.path()); }
-  RawStore(dir.path()).put(4, "format_version", "2");
+  RawStore(dir.path()).put(4, "format_version", "3");
   auto reopened = log::open_rocksdb_log_store(dir.path());
   REQUIRE_FALSE(reopened.has_value());
   CHECK(reopened.error().code == ErrorCode::kVersionMismatch);
   CHECK(reopened.error().message ==
-        "store format version 2, this build reads version 1");
+        "store format version 3, this build reads versions 1 to 2");
+}
+
+TEST_CASE(
+    "a version-1 store is read, and marked version 2 when opened to write") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 1); }
+  RawStore(dir.path()).put(4, "format_version", "1");
+  {
+    auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
+    REQUIRE_MESSAGE(viewed.has_value(), testing::error_message(viewed));
+    CHECK((*viewed)->last_sequence() == 1);
+  }
+  CHECK(RawStore(dir.path()).get(4, "format_version") == "1");
+  CHECK(open_store(dir.path()).store->last_sequence() == 1);
+  CHECK(RawStore(dir.path()).get(4, "format_version") == "2");
 }
 
 TEST_CASE("a RocksDB database that is not a Parley store is refused") {

@@ -29,10 +29,8 @@ int report(const engine::Error& error) {
   int code = kExitDataError;
   if (error.kind == engine::ErrorKind::kNotFound) {
     code = kExitNoInput;
-  } else if (error.kind == engine::ErrorKind::kStorage &&
-             error.message.starts_with(
-                 log::to_string(log::ErrorCode::kIoError))) {
-    code = kExitIoError;
+  } else if (error.log_code) {
+    code = exit_code_for(*error.log_code);
   }
   return report(error.message, code);
 }

@@ -21,4 +21,11 @@ std::string_view wire_code(ErrorKind kind) {
   return "error";
 }
 
+std::unexpected<Error> storage_error(const log::Error& error) {
+  return std::unexpected(
+      Error{ErrorKind::kStorage,
+            std::string(log::to_string(error.code)) + ": " + error.message,
+            error.code});
+}
+
 }  // namespace parley::engine

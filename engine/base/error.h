@@ -5,8 +5,11 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "log/error.h"
 
 namespace parley::engine {
 
@@ -24,6 +27,9 @@ enum class ErrorKind {
 struct Error {
   ErrorKind kind;
   std::string message;
+  // Set when the log failed the operation (kind kStorage): what the log
+  // said, for callers that act on it (exit codes, full-disk recovery).
+  std::optional<log::ErrorCode> log_code;
 };
 
 template <typename T>
@@ -48,5 +54,9 @@ inline std::unexpected<Error> access_denied(std::string message) {
 inline std::unexpected<Error> invalid(std::string message) {
   return fail(ErrorKind::kInvalid, std::move(message));
 }
+
+// A failure of the log as the engine reports it: kStorage with the log's
+// code, and the message "<code>: <log's message>".
+std::unexpected<Error> storage_error(const log::Error& error);
 
 }  // namespace parley::engine

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/base/flex_text.h"
 #include "engine/base/input_limits.h"
 
 namespace parley::engine {
@@ -81,6 +82,21 @@ Refusal write(flexbuffers::Builder& builder, const char* key,
   return Refusal::kNulKey;  // never from parsed JSON
 }
 
+// What write() would refuse, found without writing.
+Refusal check(const nlohmann::json& value, std::size_t depth) {
+  if (!value.is_structured()) return Refusal::kNone;
+  if (depth >= kMaxStoredJsonDepth) return Refusal::kTooDeep;
+  for (const auto& [name, element] : value.items()) {
+    if (value.is_object() && name.find('\0') != std::string::npos) {
+      return Refusal::kNulKey;
+    }
+    if (auto refused = check(element, depth + 1); refused != Refusal::kNone) {
+      return refused;
+    }
+  }
+  return Refusal::kNone;
+}
+
 nlohmann::json read(flexbuffers::Reference ref) {
   if (ref.IsNull()) return nullptr;
   if (ref.IsBool()) return ref.AsBool();
@@ -134,11 +150,8 @@ long double numeric(const nlohmann::json& v) {
   return static_cast<long double>(v.get<double>());
 }
 
-}  // namespace
-
-Result<FlexBytes> to_flex(const nlohmann::json& value) {
-  flexbuffers::Builder builder;
-  switch (write(builder, nullptr, value, 0)) {
+Result<void> refused(Refusal refusal) {
+  switch (refusal) {
     case Refusal::kNone:
       break;
     case Refusal::kNulKey:
@@ -147,8 +160,28 @@ Result<FlexBytes> to_flex(const nlohmann::json& value) {
       return invalid("a JSON value may nest at most " +
                      std::to_string(kMaxStoredJsonDepth) + " levels");
   }
+  return {};
+}
+
+}  // namespace
+
+Result<FlexBytes> to_flex(const nlohmann::json& value) {
+  flexbuffers::Builder builder;
+  if (auto written = refused(write(builder, nullptr, value, 0)); !written) {
+    return std::unexpected(written.error());
+  }
   builder.Finish();
   return builder.GetBuffer();
+}
+
+Result<void> add_json_text(flexbuffers::Builder& builder, const char* key,
+                           std::string_view text) {
+  const nlohmann::json value = nlohmann::json::parse(text);
+  // A refused value is found before anything is written, so `builder`
+  // stays balanced.
+  if (auto storable = refused(check(value, 0)); !storable) return storable;
+  (void)write(builder, key, value, 0);
+  return {};
 }
 
 nlohmann::json flex_to_json(std::span<const std::uint8_t> flex) {

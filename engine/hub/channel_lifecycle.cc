@@ -7,6 +7,7 @@
 #include "engine/base/flex_json.h"
 #include "engine/base/ids.h"
 #include "engine/base/python_repr.h"
+#include "engine/hub/audit.h"
 #include "engine/hub/identities.h"
 #include "engine/hub/listener_events.h"
 #include "engine/records/log_records.h"

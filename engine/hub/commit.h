@@ -18,12 +18,6 @@
 
 namespace parley::engine {
 
-// A failure of the log, as the hub reports it: "<code>: <message>".
-inline std::unexpected<Error> storage_error(const log::Error& error) {
-  return fail(ErrorKind::kStorage,
-              std::string(log::to_string(error.code)) + ": " + error.message);
-}
-
 // One envelope delivered to one recipient.
 struct PlannedDelivery {
   std::string recipient_id;

@@ -257,20 +257,24 @@ std::unique_lock<std::mutex> Committer::lock_writer() {
 Result<void> Committer::check_accepting() const {
   if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
   std::lock_guard lock(failure_mutex_);
-  if (failure_) return fail(ErrorKind::kStorage, *failure_);
+  if (failure_) return std::unexpected(*failure_);
   return {};
 }
 
 std::optional<std::string> Committer::failure() const {
   std::lock_guard lock(failure_mutex_);
-  return failure_;
+  if (!failure_) return std::nullopt;
+  return failure_->message;
 }
 
 void Committer::stop_accepting(const Error& error) {
   std::lock_guard lock(failure_mutex_);
   if (failure_) return;
-  failure_ = "the hub stopped accepting changes after a failed log write (" +
-             error.message + "); reopen it";
+  failure_ =
+      Error{ErrorKind::kStorage,
+            "the hub stopped accepting changes after a failed log write (" +
+                error.message + "); reopen it",
+            error.log_code};
 }
 
 void Committer::stop_accepting(const log::Error& error) {
@@ -280,9 +284,13 @@ void Committer::stop_accepting(const log::Error& error) {
   }
   std::lock_guard lock(failure_mutex_);
   if (failure_) return;
-  failure_ = "the hub stopped accepting changes: the disk filled up while " +
-             std::string("the log was written (") + error.message +
-             "); it accepts them again by itself once space is freed";
+  failure_ = Error{
+      ErrorKind::kStorage,
+      "the hub stopped accepting changes: the disk filled up while the log "
+      "was written (" +
+          error.message +
+          "); it accepts them again by itself once space is freed",
+      error.code};
   failure_is_full_disk_ = true;
 }
 
@@ -298,9 +306,11 @@ void Committer::recover_after_full_disk() {
   if (rebuilt) {
     failure_.reset();
   } else {
-    failure_ = "the hub stopped accepting changes: rebuilding its state " +
-               std::string("after a full disk failed (") +
-               rebuilt.error().message + "); reopen it";
+    failure_ = Error{ErrorKind::kStorage,
+                     "the hub stopped accepting changes: rebuilding its "
+                     "state after a full disk failed (" +
+                         rebuilt.error().message + "); reopen it",
+                     rebuilt.error().log_code};
   }
 }
 

@@ -168,8 +168,8 @@ class Committer {
   std::atomic<int> in_flight_ = 0;  // asynchronous requests not completed
   std::atomic<std::int64_t> audit_bytes_ = 0;
   mutable std::mutex failure_mutex_;
-  std::optional<std::string> failure_;  // guarded by failure_mutex_
-  bool failure_is_full_disk_ = false;   // guarded by failure_mutex_
+  std::optional<Error> failure_;       // guarded by failure_mutex_
+  bool failure_is_full_disk_ = false;  // guarded by failure_mutex_
   std::unique_ptr<Thread> thread_;
   std::unique_ptr<LogThread> log_thread_;
 };

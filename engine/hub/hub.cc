@@ -2,11 +2,7 @@
 // each call to the part that does it.
 #include "engine/hub/hub.h"
 
-#include <nlohmann/json.hpp>
-
 #include "engine/adapters/builtin_adapters.h"
-#include "engine/base/event_types.h"
-#include "engine/base/flex_json.h"
 #include "engine/base/input_limits.h"
 #include "engine/expectations/builtin_evaluators.h"
 #include "engine/expectations/builtin_handlers.h"
@@ -14,6 +10,7 @@
 #include "engine/hub/commit.h"
 #include "engine/hub/committer.h"
 #include "engine/hub/delivery.h"
+#include "engine/hub/dispatch.h"
 #include "engine/hub/hub_core.h"
 #include "engine/hub/identities.h"
 #include "engine/hub/periodic_work.h"
@@ -150,43 +147,6 @@ Result<void> Hub::fold(Commit& batch,
   core_->lifecycle_changed.notify_all();
   return folded;
 }
-
-namespace {
-
-// Runs `change` as `dispatch` says and tells `done` its outcome.
-template <typename T>
-void run(Committer& committer, Change<T> change, Done<T> done,
-         Dispatch dispatch) {
-  if (dispatch == Dispatch::kInline) {
-    done(committer.apply(std::move(change)));
-  } else {
-    committer.submit(std::move(change), std::move(done));
-  }
-}
-
-// The blocking form of a completion-style call: `start` runs it inline;
-// returns what it told.
-template <typename T, typename Start>
-Result<T> run_inline(Start start) {
-  Result<T> out = std::unexpected(Error{ErrorKind::kStorage, "not run"});
-  start([&out](Result<T> result) { out = std::move(result); });
-  return out;
-}
-
-// `change`, with `also` run in the same hold of the writer lock once its
-// stage function accepted it.
-template <typename T, typename F>
-Change<T> and_then(Change<T> change, F also) {
-  change.stage = [stage = std::move(change.stage),
-                  also = std::move(also)](Commit& batch) -> Result<T> {
-    auto staged = stage(batch);
-    if (staged) also();
-    return staged;
-  };
-  return change;
-}
-
-}  // namespace
 
 // --- Identity ----------------------------------------------------------------
 
@@ -507,129 +467,6 @@ void Hub::report_turn_failure(std::string_view channel_id,
           std::string(channel_id), std::string(agent_id),
           std::string(envelope_id), std::string(message)),
       std::move(done), dispatch);
-}
-
-Result<std::vector<JsonText>> Hub::read_audit() const {
-  return reads_->read_audit();
-}
-
-Result<void> Hub::append_audit(std::string_view json_object) {
-  return run_inline<void>([&](Done<void> done) {
-    append_audit(json_object, std::move(done), Dispatch::kInline);
-  });
-}
-
-void Hub::append_audit(std::string_view json_object, Done<void> done,
-                       Dispatch dispatch) {
-  run(*committer_, identities_->append_audit(std::string(json_object)),
-      std::move(done), dispatch);
-}
-
-// --- Tasks ---------------------------------------------------------------
-
-Result<void> Hub::observe_task(TaskMetadata metadata,
-                               std::optional<ConnectionAgents> connection) {
-  return run_inline<void>([&](Done<void> done) {
-    observe_task(std::move(metadata), connection, std::move(done),
-                 Dispatch::kInline);
-  });
-}
-
-void Hub::observe_task(TaskMetadata metadata,
-                       std::optional<ConnectionAgents> connection,
-                       Done<void> done, Dispatch dispatch) {
-  run(*committer_, tasks_->observe_task(std::move(metadata), connection),
-      std::move(done), dispatch);
-}
-
-Result<void> Hub::update_task(std::string_view task_id,
-                              const TaskUpdate& update,
-                              std::optional<ConnectionAgents> connection) {
-  return run_inline<void>([&](Done<void> done) {
-    update_task(task_id, update, connection, std::move(done),
-                Dispatch::kInline);
-  });
-}
-
-void Hub::update_task(std::string_view task_id, const TaskUpdate& update,
-                      std::optional<ConnectionAgents> connection,
-                      Done<void> done, Dispatch dispatch) {
-  run(*committer_,
-      tasks_->update_task(std::string(task_id), update, connection),
-      std::move(done), dispatch);
-}
-
-Result<TaskMetadata> Hub::get_task(std::string_view task_id) const {
-  return reads_->get_task(task_id);
-}
-
-std::vector<TaskMetadata> Hub::list_tasks(const TaskFilter& filter) const {
-  return reads_->list_tasks(filter);
-}
-
-Result<void> Hub::checkpoint_task(std::string_view task_id, JsonText state,
-                                  std::optional<ConnectionAgents> connection) {
-  return run_inline<void>([&](Done<void> done) {
-    checkpoint_task(task_id, std::move(state), connection, std::move(done),
-                    Dispatch::kInline);
-  });
-}
-
-void Hub::checkpoint_task(std::string_view task_id, JsonText state,
-                          std::optional<ConnectionAgents> connection,
-                          Done<void> done, Dispatch dispatch) {
-  run(*committer_,
-      tasks_->checkpoint_task(std::string(task_id), std::move(state),
-                              connection),
-      std::move(done), dispatch);
-}
-
-Result<std::optional<JsonText>> Hub::read_task_checkpoint(
-    std::string_view task_id,
-    std::optional<ConnectionAgents> connection) const {
-  return reads_->read_task_checkpoint(task_id, std::move(connection));
-}
-
-Result<void> Hub::check_task_access(std::string_view task_id,
-                                    ConnectionAgents connection) const {
-  return reads_->check_task_access(task_id, connection);
-}
-
-std::optional<std::vector<std::string>> Hub::checkpoint_writers(
-    std::string_view task_id) const {
-  return reads_->checkpoint_writers(task_id);
-}
-
-void Hub::fire_task_event(std::string_view task_id, std::string_view kind,
-                          const nlohmann::json& payload) {
-  core_->tell([&](HubListener& listener) {
-    listener.on_task_event(task_id, kind, payload);
-  });
-}
-
-Result<std::string> Hub::request_task_cancel(std::string_view requester_id,
-                                             std::string_view task_id,
-                                             std::string_view reason) {
-  auto task = get_task(task_id);
-  if (!task) return std::unexpected(task.error());
-  if (task->terminal()) {
-    return protocol_error("task '" + std::string(task_id) + "' is already " +
-                          task->state + "; nothing to cancel");
-  }
-  if (!task->channel_id) {
-    return protocol_error("task '" + std::string(task_id) +
-                          "' has no channel to carry a cancel request");
-  }
-  Envelope envelope;
-  envelope.channel_id = *task->channel_id;
-  envelope.sender_id = std::string(requester_id);
-  envelope.audience = std::vector{task->owner_id};
-  envelope.event_type = std::string(event_type::kTaskCancelRequest);
-  auto data = to_flex({{"task_id", task_id}, {"reason", reason}});
-  if (!data) return std::unexpected(data.error());
-  envelope.event_data = std::move(*data);
-  envelope.task_id = std::string(task_id);
-  return post_envelope(std::move(envelope));
 }
 
 // --- Health ----------------------------------------------------------------

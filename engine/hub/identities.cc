@@ -6,6 +6,7 @@
 #include "engine/base/flex_json.h"
 #include "engine/base/ids.h"
 #include "engine/base/input_limits.h"
+#include "engine/hub/audit.h"
 #include "engine/hub/listener_events.h"
 #include "engine/json/records_json.h"
 #include "engine/records/log_records.h"

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/event_types.h"
+#include "engine/hub/audit.h"
 #include "engine/records/expectation_records.h"
 #include "engine/records/log_records.h"
 

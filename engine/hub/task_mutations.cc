@@ -6,6 +6,7 @@
 #include "engine/base/flex_json.h"
 #include "engine/base/input_limits.h"
 #include "engine/base/utf8.h"
+#include "engine/hub/audit.h"
 #include "engine/json/task_json.h"
 #include "engine/records/log_records.h"
 #include "engine/records/task_records.h"

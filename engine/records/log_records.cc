@@ -1,9 +1,6 @@
 #include "engine/records/log_records.h"
 
-#include <nlohmann/json.hpp>
-
-#include "engine/base/flex_json.h"
-#include "engine/json/records_json.h"
+#include "engine/records/payloads.h"
 #include "schemas/record.h"
 #include "schemas/record_builder.h"
 
@@ -13,22 +10,12 @@ namespace {
 
 using flatbuffers::FlatBufferBuilder;
 
-// JSON the engine built itself never has NUL keys, so to_flex cannot fail.
-flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> flex(
-    FlatBufferBuilder& builder, const nlohmann::json& value) {
-  const FlexBytes bytes = to_flex(value).value();
-  return builder.CreateVector(bytes);
-}
-
-std::string agent_updated(std::string_view agent_id, std::string_view what,
-                          const nlohmann::json& value) {
-  FlatBufferBuilder builder;
-  auto id = builder.CreateString(agent_id);
-  auto kind = builder.CreateString(what);
-  auto payload = flex(builder, value);
-  auto body = schema::CreateAgentUpdated(builder, id, kind, payload);
-  return schema::finish_record(builder, schema::Body::AgentUpdated,
-                               body.Union());
+// A payload of a record the hub built from validated input: its JsonText
+// fields were checked where they entered the engine, so encoding cannot
+// fail (a failure is a bug and throws).
+flatbuffers::Offset<flatbuffers::Vector<std::uint8_t>> payload(
+    FlatBufferBuilder& builder, const Result<FlexBytes>& encoded) {
+  return builder.CreateVector(encoded.value());
 }
 
 }  // namespace
@@ -36,9 +23,9 @@ std::string agent_updated(std::string_view agent_id, std::string_view what,
 std::string agent_registered_record(const AgentRecord& agent) {
   FlatBufferBuilder builder;
   auto id = builder.CreateString(agent.agent_id());
-  auto passport = flex(builder, to_json(agent.passport));
-  auto resume = flex(builder, to_json(agent.resume));
-  auto rule = flex(builder, to_json(agent.rule));
+  auto passport = payload(builder, encode_passport(agent.passport));
+  auto resume = payload(builder, encode_resume(agent.resume));
+  auto rule = payload(builder, encode_rule(agent.rule));
   auto skill = agent.skill_md ? builder.CreateString(*agent.skill_md) : 0;
   auto owners = agent.owners.empty()
                     ? 0
@@ -59,25 +46,39 @@ std::string agent_unregistered_record(std::string_view agent_id) {
 }
 
 std::string resume_set_record(std::string_view agent_id, const Resume& resume) {
-  return agent_updated(agent_id, "resume", to_json(resume));
+  FlatBufferBuilder builder;
+  auto id = builder.CreateString(agent_id);
+  auto encoded = payload(builder, encode_resume(resume));
+  auto body = schema::CreateResumeSet(builder, id, encoded);
+  return schema::finish_record(builder, schema::Body::ResumeSet, body.Union());
 }
 
 std::string rule_set_record(std::string_view agent_id, const Rule& rule) {
-  return agent_updated(agent_id, "rule", to_json(rule));
+  FlatBufferBuilder builder;
+  auto id = builder.CreateString(agent_id);
+  auto encoded = payload(builder, encode_rule(rule));
+  auto body = schema::CreateRuleSet(builder, id, encoded);
+  return schema::finish_record(builder, schema::Body::RuleSet, body.Union());
 }
 
 std::string skill_set_record(std::string_view agent_id,
                              const std::optional<std::string>& skill_md) {
-  return agent_updated(agent_id, "skill",
-                       skill_md ? nlohmann::json(*skill_md) : nullptr);
+  FlatBufferBuilder builder;
+  auto id = builder.CreateString(agent_id);
+  auto skill = skill_md ? builder.CreateString(*skill_md) : 0;
+  auto body = schema::CreateSkillSet(builder, id, skill);
+  return schema::finish_record(builder, schema::Body::SkillSet, body.Union());
 }
 
 std::string observation_record(std::string_view agent_id, const Resume& resume,
                                const std::optional<std::string>& task_id) {
-  return agent_updated(
-      agent_id, "observation",
-      {{"resume", to_json(resume)},
-       {"task_id", task_id ? nlohmann::json(*task_id) : nullptr}});
+  FlatBufferBuilder builder;
+  auto id = builder.CreateString(agent_id);
+  auto encoded = payload(builder, encode_resume(resume));
+  auto task = task_id ? builder.CreateString(*task_id) : 0;
+  auto body = schema::CreateObservationRecorded(builder, id, encoded, task);
+  return schema::finish_record(builder, schema::Body::ObservationRecorded,
+                               body.Union());
 }
 
 std::string cursor_advanced_record(std::string_view agent_id,
@@ -95,8 +96,8 @@ std::string cursor_advanced_record(std::string_view agent_id,
 std::string channel_created_record(const ChannelMetadata& metadata) {
   FlatBufferBuilder builder;
   auto id = builder.CreateString(metadata.channel_id);
-  auto payload = flex(builder, to_json(metadata));
-  auto body = schema::CreateChannelCreated(builder, id, payload);
+  auto encoded = payload(builder, encode_channel_metadata(metadata));
+  auto body = schema::CreateChannelCreated(builder, id, encoded);
   return schema::finish_record(builder, schema::Body::ChannelCreated,
                                body.Union());
 }
@@ -130,10 +131,11 @@ std::string envelope_record(const Envelope& envelope, bool hub_authored) {
   });
 }
 
-std::string audit_record(const nlohmann::json& audit) {
+std::string audit_record(std::string_view kind,
+                         std::span<const std::uint8_t> audit) {
   FlatBufferBuilder builder;
-  auto name = builder.CreateString(audit.at("kind").get<std::string>());
-  auto payload = flex(builder, audit);
+  auto name = builder.CreateString(kind);
+  auto payload = builder.CreateVector(audit.data(), audit.size());
   auto body = schema::CreateAuditRecorded(builder, name, payload);
   return schema::finish_record(builder, schema::Body::AuditRecorded,
                                body.Union());

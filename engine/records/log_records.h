@@ -1,11 +1,13 @@
 // The engine's log records (schemas/log.fbs): builders for every state
-// change the hub writes. Each returns a finished Record with zero sequences,
-// ready for LogStore::append. The fold that reads them back is
+// change the hub writes, their payloads encoded by
+// engine/records/payloads.h. Each returns a finished Record with zero
+// sequences, ready for LogStore::append. The fold that reads them back is
 // engine/state/hub_state.h.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,8 +31,10 @@ std::string cursor_advanced_record(std::string_view agent_id,
 std::string channel_created_record(const ChannelMetadata& metadata);
 // `hub_authored`: the hub itself wrote it (invite, opened, closed, expired).
 std::string envelope_record(const Envelope& envelope, bool hub_authored);
-// `audit` is one AG2 audit JSON object ({"at", "kind", ...}).
-std::string audit_record(const nlohmann::json& audit);
+// `audit` is one AG2 audit JSON object ({"at", "kind", ...}) as a
+// FlexBuffer, `kind` its "kind".
+std::string audit_record(std::string_view kind,
+                         std::span<const std::uint8_t> audit);
 
 // The envelope in a verified Envelope record, its per-channel sequence
 // included; nullopt when the record holds another kind.

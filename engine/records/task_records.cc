@@ -1,9 +1,7 @@
 #include "engine/records/task_records.h"
 
-#include <nlohmann/json.hpp>
-
-#include "engine/base/flex_json.h"
-#include "engine/json/task_json.h"
+#include "engine/base/flex_text.h"
+#include "engine/records/payloads.h"
 #include "schemas/record_builder.h"
 
 namespace parley::engine {
@@ -26,7 +24,7 @@ std::unexpected<Error> undecodable(std::uint64_t log_sequence,
 }  // namespace
 
 Result<std::string> task_updated_record(const TaskMetadata& task) {
-  auto flex = to_flex(to_json(task));
+  auto flex = encode_task(task);
   if (!flex) return std::unexpected(flex.error());
   flatbuffers::FlatBufferBuilder builder;
   auto id = builder.CreateString(task.task_id);
@@ -39,11 +37,14 @@ Result<std::string> task_updated_record(const TaskMetadata& task) {
 
 Result<std::string> task_checkpointed_record(std::string_view task_id,
                                              const JsonText& state) {
-  auto flex = to_flex(nlohmann::json::parse(state));
-  if (!flex) return std::unexpected(flex.error());
+  flexbuffers::Builder flex;
+  if (auto added = add_json_text(flex, nullptr, state); !added) {
+    return std::unexpected(added.error());
+  }
+  flex.Finish();
   flatbuffers::FlatBufferBuilder builder;
   auto id = builder.CreateString(task_id);
-  auto payload = builder.CreateVector(*flex);
+  auto payload = builder.CreateVector(flex.GetBuffer());
   auto body = schema::CreateTaskCheckpointed(builder, id, payload);
   return schema::finish_record(builder, schema::Body::TaskCheckpointed,
                                body.Union());
@@ -63,17 +64,21 @@ Result<void> apply_task_record(TaskTable& tasks, std::uint64_t log_sequence,
                                std::string_view record) {
   const schema::Record* root = schema::GetRecord(record.data());
   if (const auto* updated = root->body_as_TaskUpdated()) {
-    auto task = task_from_json(flex_to_json(bytes(updated->metadata())));
+    auto task = decode_task(bytes(updated->metadata()));
     if (!task) return undecodable(log_sequence, task.error().message);
     tasks.put(std::move(*task));
     return {};
   }
   if (const auto* checkpointed = root->body_as_TaskCheckpointed()) {
-    const nlohmann::json state = flex_to_json(bytes(checkpointed->state()));
-    if (!state.is_object()) {
+    const auto state = bytes(checkpointed->state());
+    const flexbuffers::Reference object =
+        state.empty() ? flexbuffers::Reference()
+                      : flexbuffers::GetRoot(state.data(), state.size());
+    if (!object.IsMap()) {
       return undecodable(log_sequence, "a checkpoint that is not an object");
     }
-    tasks.set_checkpoint(checkpointed->task_id()->str(), state.dump());
+    tasks.set_checkpoint(checkpointed->task_id()->str(),
+                         flex_to_json_text(object));
     return {};
   }
   if (const auto* claimed = root->body_as_CheckpointWritersClaimed()) {

@@ -1,10 +1,7 @@
 #include "engine/state/hub_state.h"
 
-#include <nlohmann/json.hpp>
-
 #include "engine/base/event_types.h"
-#include "engine/base/flex_json.h"
-#include "engine/json/records_json.h"
+#include "engine/records/payloads.h"
 #include "engine/records/task_records.h"
 #include "parley/schemas/log_generated.h"
 
@@ -46,7 +43,7 @@ std::string_view reason_of(std::span<const std::uint8_t> data) {
 
 Result<void> HubState::apply_channel_created(
     std::uint64_t log_sequence, std::span<const std::uint8_t> metadata_flex) {
-  auto metadata = channel_metadata_from_json(flex_to_json(metadata_flex));
+  auto metadata = decode_channel_metadata(metadata_flex);
   if (!metadata) {
     return undecodable(log_sequence, "channel", metadata.error().message);
   }
@@ -62,6 +59,52 @@ Result<void> HubState::apply_channel_created(
     }
   }
   channels.add(std::move(entry));
+  return {};
+}
+
+// Schema 1's AgentUpdated: `value` holds the resume or rule map, the
+// SKILL.md string (null when removed), or {"resume": map, "task_id":
+// string or null} for an observation.
+Result<void> HubState::apply_legacy_agent_update(
+    std::uint64_t log_sequence, const schema::AgentUpdated& updated) {
+  const std::string_view agent_id = view(updated.agent_id());
+  const std::string_view what = view(updated.what());
+  const auto value = bytes(updated.value());
+  const flexbuffers::Reference root =
+      value.empty() ? flexbuffers::Reference()
+                    : flexbuffers::GetRoot(value.data(), value.size());
+  if (what == "skill") {
+    registry.set_skill(agent_id, root.IsString() ? std::optional<std::string>(
+                                                       root.AsString().str())
+                                                 : std::nullopt);
+    return {};
+  }
+  if (what == "rule") {
+    auto rule = decode_rule(value);
+    if (!rule) return undecodable(log_sequence, "rule", rule.error().message);
+    registry.set_rule(agent_id, std::move(*rule));
+    return {};
+  }
+  if (what == "resume") {
+    auto resume = decode_resume(value);
+    if (!resume) {
+      return undecodable(log_sequence, "resume", resume.error().message);
+    }
+    registry.set_resume(agent_id, std::move(*resume));
+    return {};
+  }
+  if (what != "observation" || !root.IsMap()) {
+    return undecodable(log_sequence, "agent update", what);
+  }
+  const flexbuffers::Map observation = root.AsMap();
+  auto resume = decode_resume(observation["resume"]);
+  if (!resume) {
+    return undecodable(log_sequence, "resume", resume.error().message);
+  }
+  registry.set_resume(agent_id, std::move(*resume));
+  if (const auto task_id = observation["task_id"]; task_id.IsString()) {
+    registry.remember_observed_task(agent_id, task_id.AsString().str());
+  }
   return {};
 }
 
@@ -111,10 +154,9 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
           log_sequence, bytes(root->body_as_ChannelCreated()->metadata()));
     case schema::Body::AgentRegistered: {
       const auto* registered = root->body_as_AgentRegistered();
-      auto passport =
-          passport_from_json(flex_to_json(bytes(registered->passport())));
-      auto resume = resume_from_json(flex_to_json(bytes(registered->resume())));
-      auto rule = rule_from_json(flex_to_json(bytes(registered->rule())));
+      auto passport = decode_passport(bytes(registered->passport()));
+      auto resume = decode_resume(bytes(registered->resume()));
+      auto rule = decode_rule(bytes(registered->rule()));
       if (!passport || !resume || !rule) {
         return undecodable(log_sequence, "agent",
                            !passport ? passport.error().message
@@ -138,42 +180,46 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
     case schema::Body::AgentUnregistered:
       registry.remove(view(root->body_as_AgentUnregistered()->agent_id()));
       return {};
-    case schema::Body::AgentUpdated: {
-      const auto* updated = root->body_as_AgentUpdated();
-      const std::string_view agent_id = view(updated->agent_id());
-      const std::string_view what = view(updated->what());
-      const nlohmann::json value = flex_to_json(bytes(updated->value()));
-      if (what == "skill") {
-        registry.set_skill(agent_id,
-                           value.is_string()
-                               ? std::optional(value.get<std::string>())
-                               : std::nullopt);
-        return {};
-      }
-      if (what == "rule") {
-        auto rule = rule_from_json(value);
-        if (!rule)
-          return undecodable(log_sequence, "rule", rule.error().message);
-        registry.set_rule(agent_id, std::move(*rule));
-        return {};
-      }
-      const bool observation = what == "observation";
-      if (!observation && what != "resume") {
-        return undecodable(log_sequence, "agent update", what);
-      }
-      auto resume = resume_from_json(
-          observation ? value.value("resume", nlohmann::json()) : value);
+    case schema::Body::ResumeSet: {
+      const auto* set = root->body_as_ResumeSet();
+      auto resume = decode_resume(bytes(set->resume()));
       if (!resume) {
         return undecodable(log_sequence, "resume", resume.error().message);
       }
+      registry.set_resume(view(set->agent_id()), std::move(*resume));
+      return {};
+    }
+    case schema::Body::RuleSet: {
+      const auto* set = root->body_as_RuleSet();
+      auto rule = decode_rule(bytes(set->rule()));
+      if (!rule) return undecodable(log_sequence, "rule", rule.error().message);
+      registry.set_rule(view(set->agent_id()), std::move(*rule));
+      return {};
+    }
+    case schema::Body::SkillSet: {
+      const auto* set = root->body_as_SkillSet();
+      registry.set_skill(
+          view(set->agent_id()),
+          set->skill_md() ? std::optional<std::string>(set->skill_md()->str())
+                          : std::nullopt);
+      return {};
+    }
+    case schema::Body::ObservationRecorded: {
+      const auto* observed = root->body_as_ObservationRecorded();
+      auto resume = decode_resume(bytes(observed->resume()));
+      if (!resume) {
+        return undecodable(log_sequence, "resume", resume.error().message);
+      }
+      const std::string_view agent_id = view(observed->agent_id());
       registry.set_resume(agent_id, std::move(*resume));
-      if (observation && value.contains("task_id") &&
-          value["task_id"].is_string()) {
-        registry.remember_observed_task(agent_id,
-                                        value["task_id"].get<std::string>());
+      if (observed->task_id()) {
+        registry.remember_observed_task(agent_id, observed->task_id()->str());
       }
       return {};
     }
+    case schema::Body::AgentUpdated:
+      return apply_legacy_agent_update(log_sequence,
+                                       *root->body_as_AgentUpdated());
     case schema::Body::CursorAdvanced: {
       const auto* cursor = root->body_as_CursorAdvanced();
       registry.set_cursor(view(cursor->agent_id()), view(cursor->channel_id()),

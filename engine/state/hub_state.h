@@ -17,6 +17,10 @@
 #include "engine/registry/registry.h"
 #include "engine/tasks/task_table.h"
 
+namespace parley::schema {
+struct AgentUpdated;
+}  // namespace parley::schema
+
 namespace parley::engine {
 
 class HubState {
@@ -38,6 +42,8 @@ class HubState {
   ExpectationLedger expectations;   // fired (expectation, violator) keys
 
  private:
+  Result<void> apply_legacy_agent_update(std::uint64_t log_sequence,
+                                         const schema::AgentUpdated& updated);
   Result<void> apply_channel_created(std::uint64_t log_sequence,
                                      std::span<const std::uint8_t> metadata);
 

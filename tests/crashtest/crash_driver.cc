@@ -439,7 +439,7 @@ class Driver {
       std::string copy;
       (void)hub_->store().read(
           1, log::kLastSequence, [&](std::uint64_t, std::string_view record) {
-            if (replay::record_kind(record) == "AgentUpdated") {
+            if (replay::record_kind(record) == "ResumeSet") {
               copy = std::string(record);
             }
             return true;

@@ -22,24 +22,16 @@ std::string field(const json& object, std::string_view key) {
   return it == object.end() ? std::string() : text(*it);
 }
 
-std::string agent_update_mark(const json& record) {
-  const std::string what = field(record, "what");
-  const json& value = record["value"];
-  if (what == "resume") return field(value, "summary");
-  if (what == "skill") return text(value);
-  if (what == "rule") {
-    const json* patterns = nullptr;
-    if (value.is_object() && value.contains("access") &&
-        value["access"].is_object() &&
-        value["access"].contains("inbound_from")) {
-      patterns = &value["access"]["inbound_from"];
-    }
-    return patterns && patterns->is_array() && !patterns->empty()
-               ? text(patterns->back())
-               : std::string();
+// The last inbound_from pattern of a rule (each set_rule appends a new one).
+std::string last_inbound(const json& rule) {
+  const json* patterns = nullptr;
+  if (rule.is_object() && rule.contains("access") &&
+      rule["access"].is_object() && rule["access"].contains("inbound_from")) {
+    patterns = &rule["access"]["inbound_from"];
   }
-  if (what == "observation") return field(value, "task_id");
-  return value.dump();
+  return patterns && patterns->is_array() && !patterns->empty()
+             ? text(patterns->back())
+             : std::string();
 }
 
 }  // namespace
@@ -61,9 +53,19 @@ std::string record_token(std::uint64_t log_sequence, std::string_view record) {
   if (kind == "ChannelCreated") return "chan:" + field(r, "channel_id");
   if (kind == "AgentRegistered") return "reg:" + field(r, "agent_id");
   if (kind == "AgentUnregistered") return "unreg:" + field(r, "agent_id");
-  if (kind == "AgentUpdated") {
-    return "upd:" + field(r, "agent_id") + ":" + field(r, "what") + ":" +
-           agent_update_mark(r);
+  if (kind == "ResumeSet") {
+    return "upd:" + field(r, "agent_id") +
+           ":resume:" + field(r["resume"], "summary");
+  }
+  if (kind == "RuleSet") {
+    return "upd:" + field(r, "agent_id") + ":rule:" + last_inbound(r["rule"]);
+  }
+  if (kind == "SkillSet") {
+    return "upd:" + field(r, "agent_id") + ":skill:" + text(r["skill_md"]);
+  }
+  if (kind == "ObservationRecorded") {
+    return "upd:" + field(r, "agent_id") +
+           ":observation:" + field(r, "task_id");
   }
   if (kind == "TaskUpdated") {
     const json& metadata = r["metadata"];
