@@ -89,8 +89,9 @@ Result<OpenedLogStore> open_rocksdb_log_store(
 Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
     const std::filesystem::path& directory);
 
-// Whether another process holds the store in `directory` open read-write
-// (a live hub). Locks held by this process are not seen.
+// Whether a process, this one included, holds the store in `directory`
+// open read-write (a live hub): RocksDB's lock on its LOCK file conflicts
+// with an open-file-description lock probe whoever owns it.
 bool store_is_locked(const std::filesystem::path& directory);
 
 // The incomplete record that ends the store's WAL (what RocksDB says of

@@ -6,10 +6,8 @@
 // written, so a crash in between leaves a database with some of Parley's
 // families, all of them empty, and no format version. Such a store holds no
 // record and was never used: opening it completes the creation.
-#include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/listener.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -47,21 +45,6 @@ rocksdb::Options base_options(const RocksDbOptions& store_options) {
   }
   if (store_options.env != nullptr) options.env = store_options.env;
   return options;
-}
-
-// Whether a writer holds `directory`'s LOCK file. RocksDB holds it with a
-// POSIX record lock; an open-file-description lock conflicts with that lock
-// whether its owner is another process or this one, so the probe sees both.
-bool lock_held(const fs::path& directory) {
-  const int fd = ::open((directory / "LOCK").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct flock probe {};
-  probe.l_type = F_RDLCK;
-  probe.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file
-  const bool held =
-      ::fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
-  ::close(fd);
-  return held;
 }
 
 // The file RocksDB names in `message` as unreadable, if it names a table
@@ -146,7 +129,7 @@ Result<Database> open_recovering(const fs::path& directory,
   rocksdb::Status strict =
       open_database(directory, options, seal_sync, database);
   if (strict.ok()) return database;
-  if (strict.IsIOError() && lock_held(directory)) {
+  if (strict.IsIOError() && store_is_locked(directory)) {
     return std::unexpected(
         Error{ErrorCode::kBusy, directory.string() +
                                     " is locked by another process (" +
