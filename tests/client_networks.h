@@ -52,6 +52,8 @@ class WsNet {
   std::string url() {
     return "ws://127.0.0.1:" + std::to_string(serve_.port());
   }
+  // Restarts `parley serve` on the same store and port.
+  void restart_server() { serve_.restart(); }
 
  private:
   ServeFixture serve_;

@@ -399,3 +399,33 @@ TEST_SUITE("client") {
   }
 
 }  // TEST_SUITE
+
+TEST_SUITE("client") {
+  TEST_CASE("a restarted server is reconnected to and its replay resumes") {
+    WsNet net;
+    RecordingAgent alice = recording_agent(net, "alice");
+    RecordingHuman bob = recording_human(net, "bob");
+    auto channel = open_channel<WsNet>(alice, bob.id(), "conversation");
+    const std::string& id = channel.channel_id;
+    const std::string acked = say(*alice.hub, id, alice.id(), "before");
+    REQUIRE(eventually(
+        [&] { return net.hub().inbox_cursor(bob.id(), id) == acked; }));
+
+    // Both connections drop; each client re-opens and re-attaches by itself.
+    net.restart_server();
+    // alice's call waits for her reconnect, then goes through.
+    say(*alice.hub, id, alice.id(), "after 1");
+    const std::string last = say(*alice.hub, id, alice.id(), "after 2");
+
+    REQUIRE(bob.seen->wait_until([](const auto& seen) {
+      return std::ranges::any_of(seen, [](const Envelope& e) {
+        return client::text_of(e) == "after 2";
+      });
+    }));
+    REQUIRE(eventually(
+        [&] { return net.hub().inbox_cursor(bob.id(), id) == last; }));
+    CHECK(bob.seen->texts() ==
+          std::vector<std::string>{"before", "after 1", "after 2"});
+  }
+
+}  // TEST_SUITE
