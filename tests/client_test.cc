@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <future>
 
 #include "engine/client/envelopes.h"
 #include "tests/client_networks.h"
@@ -107,6 +108,7 @@ std::string say(HubClient& hub, const std::string& channel,
 
 using namespace parley::testing;
 using parley::client::Envelope;
+using parley::client::HubClient;
 using parley::client::HumanClient;
 using parley::client::HumanOptions;
 using parley::client::Passport;
@@ -398,9 +400,121 @@ TEST_SUITE("client") {
     }));
   }
 
-}  // TEST_SUITE
+  TEST_CASE_TEMPLATE("next_envelope discards what its predicate refuses", Net,
+                     InProcessNet, WsNet) {
+    Net net;
+    RecordingAgent alice = recording_agent(net, "alice");
+    RecordingHuman bob = recording_human(net, "bob");
+    auto channel = open_channel<Net>(alice, bob.id(), "conversation");
+    say(*alice.hub, channel.channel_id, alice.id(), "skip me");
+    say(*alice.hub, channel.channel_id, alice.id(), "take me");
+    say(*alice.hub, channel.channel_id, alice.id(), "after");
+    REQUIRE(bob.seen->wait_until([](const auto& seen) {
+      return seen.size() == 5;  // invite, opened, three texts
+    }));
 
-TEST_SUITE("client") {
+    auto taken = wait<Envelope>([&](auto done) {
+      bob.human->next_envelope(
+          [](const Envelope& e) { return client::text_of(e) == "take me"; }, 1s,
+          done);
+    });
+    REQUIRE(taken.has_value());
+    CHECK(client::text_of(*taken) == "take me");
+    // Everything before it was discarded; what came after is still queued.
+    auto next = wait<Envelope>(
+        [&](auto done) { bob.human->next_envelope(nullptr, 1s, done); });
+    REQUIRE(next.has_value());
+    CHECK(client::text_of(*next) == "after");
+    auto none = wait<Envelope>(
+        [&](auto done) { bob.human->next_envelope(nullptr, 200ms, done); });
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().code == client::code::kTimeout);
+    CHECK(none.error().message == "no matching envelope within 200 ms");
+  }
+
+  TEST_CASE_TEMPLATE("a removed callback is not called again", Net,
+                     InProcessNet, WsNet) {
+    Net net;
+    RecordingAgent alice = recording_agent(net, "alice");
+    RecordingHuman bob = recording_human(net, "bob");
+    auto removed = std::make_shared<Recorder>();
+    const auto id = bob.human->on_envelope(
+        [removed](const Envelope& e) { removed->add(e); });
+    auto channel = open_channel<Net>(alice, bob.id(), "conversation");
+    say(*alice.hub, channel.channel_id, alice.id(), "one");
+    REQUIRE(
+        removed->wait_until([](const auto& seen) { return seen.size() == 3; }));
+
+    bob.human->remove_envelope_callback(id);
+    say(*alice.hub, channel.channel_id, alice.id(), "two");
+    REQUIRE(bob.seen->wait_until(
+        [](const auto& seen) { return seen.size() == 4; }));
+    CHECK(removed->texts() == std::vector<std::string>{"one"});
+  }
+
+  TEST_CASE_TEMPLATE("calls made while disconnected wait for the reconnect",
+                     Net, InProcessNet, WsNet) {
+    Net net;
+    RecordingAgent alice = recording_agent(net, "alice");
+    alice.hub->disconnect();
+    auto answer = std::make_shared<std::promise<Result<Passport>>>();
+    alice.hub->get_agent("alice", [answer](Result<Passport> passport) {
+      answer->set_value(std::move(passport));
+    });
+    auto pending = answer->get_future();
+    CHECK(pending.wait_for(200ms) == std::future_status::timeout);
+
+    auto back = wait<void>([&](auto done) { alice.hub->reconnect(done); });
+    REQUIRE_MESSAGE(back.has_value(), back.error().message);
+    REQUIRE(pending.wait_for(5s) == std::future_status::ready);
+    auto passport = pending.get();
+    REQUIRE(passport.has_value());
+    CHECK(passport->agent_id == alice.passport.agent_id);
+
+    // After close(), a call fails at once.
+    alice.hub->close();
+    auto closed =
+        wait<Passport>([&](auto done) { alice.hub->get_agent("alice", done); });
+    REQUIRE_FALSE(closed.has_value());
+    CHECK(closed.error().code == client::code::kClosed);
+  }
+
+  TEST_CASE("a bad or unreachable hub URL fails to connect") {
+    client::IoThread io;
+    auto connect = [&](const std::string& url) {
+      return wait<std::shared_ptr<HubClient>>(
+          [&](auto done) { HubClient::connect(io.executor(), url, {}, done); });
+    };
+    auto no_scheme = connect("http://127.0.0.1:1");
+    REQUIRE_FALSE(no_scheme.has_value());
+    CHECK(no_scheme.error().code == client::code::kInvalid);
+    CHECK(no_scheme.error().message ==
+          "a hub URL must start with ws://, got 'http://127.0.0.1:1'");
+    auto tls = connect("wss://127.0.0.1:1");
+    REQUIRE_FALSE(tls.has_value());
+    CHECK(tls.error().message ==
+          "wss:// is not supported by the C++ client yet");
+    auto no_port = connect("ws://127.0.0.1");
+    REQUIRE_FALSE(no_port.has_value());
+    CHECK(no_port.error().code == client::code::kInvalid);
+    auto bad_port = connect("ws://127.0.0.1:99999");
+    REQUIRE_FALSE(bad_port.has_value());
+    CHECK(bad_port.error().message ==
+          "bad port in hub URL 'ws://127.0.0.1:99999'");
+
+    // Nothing listens on a port a stopped server just released.
+    std::uint16_t port = 0;
+    {
+      ServeFixture serve;
+      port = serve.port();
+    }
+    auto refused = connect("ws://127.0.0.1:" + std::to_string(port));
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == client::code::kDisconnected);
+    CHECK(refused.error().message.starts_with(
+        "cannot connect to ws://127.0.0.1:" + std::to_string(port) + "/"));
+  }
+
   TEST_CASE("a restarted server is reconnected to and its replay resumes") {
     WsNet net;
     RecordingAgent alice = recording_agent(net, "alice");

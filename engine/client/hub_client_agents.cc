@@ -58,19 +58,18 @@ void HubClientImpl::attach(std::string name, engine::AuthInfo auth,
         // Known before the hello, so the replay after it finds its handler.
         self->add_agent(*passport, auth, std::move(handler));
         const std::string agent_id = *passport->agent_id;
-        self->link_->hello(
-            HelloRequest{.name = name,
-                         .auth_scheme = auth.scheme,
-                         .auth_claim = auth.claim,
-                         .since_envelope_id = std::move(since)},
-            [self, agent_id, passport = std::move(*passport),
-             done = std::move(done)](Result<void> hello) mutable {
-              if (!hello) {
-                self->agents_.erase(agent_id);
-                return done(std::unexpected(std::move(hello.error())));
-              }
-              done(std::move(passport));
-            });
+        self->hello(HelloRequest{.name = name,
+                                 .auth_scheme = auth.scheme,
+                                 .auth_claim = auth.claim,
+                                 .since_envelope_id = std::move(since)},
+                    [self, agent_id, passport = std::move(*passport),
+                     done = std::move(done)](Result<void> hello) mutable {
+                      if (!hello) {
+                        self->agents_.erase(agent_id);
+                        return done(std::unexpected(std::move(hello.error())));
+                      }
+                      done(std::move(passport));
+                    });
       });
 }
 

@@ -59,7 +59,7 @@ void HubClientImpl::connect_link(Handler<void> done) {
       done({});
     };
     for (auto& [agent_id, agent] : self->agents_) {
-      self->link_->hello(
+      self->hello(
           HelloRequest{.name = agent.name,
                        .auth_scheme = agent.auth.scheme,
                        .auth_claim = agent.auth.claim,
@@ -73,6 +73,32 @@ void HubClientImpl::connect_link(Handler<void> done) {
           });
     }
     one_done();
+  });
+}
+
+void HubClientImpl::hello(HelloRequest request,
+                          std::function<void(Result<void>)> done) {
+  struct Pending {
+    std::function<void(Result<void>)> done;
+    net::steady_timer timer;
+    bool answered = false;
+  };
+  auto pending = std::make_shared<Pending>(Pending{
+      std::move(done), net::steady_timer(strand_, options_.rpc_timeout)});
+  pending->timer.async_wait(
+      [pending, name = request.name,
+       ms = options_.rpc_timeout.count()](boost::system::error_code ec) {
+        if (ec || pending->answered) return;
+        pending->answered = true;
+        pending->done(client_error(
+            code::kTimeout, "no answer to the hello of '" + name + "' within " +
+                                std::to_string(ms) + " ms"));
+      });
+  link_->hello(std::move(request), [pending](Result<void> answer) {
+    if (pending->answered) return;
+    pending->answered = true;
+    pending->timer.cancel();
+    pending->done(std::move(answer));
   });
 }
 

@@ -85,6 +85,8 @@ class HubClientImpl : public LinkEvents,
     std::string recipient_id, channel_id, envelope_id, status, reason;
   };
 
+  // link_->hello, answered kTimeout after options_.rpc_timeout.
+  void hello(HelloRequest request, std::function<void(Result<void>)> done);
   void send_call(const std::shared_ptr<Call>& call);
   void answer(const std::shared_ptr<Call>& call, Result<nlohmann::json> r);
   void deliver(Agent& agent, engine::Envelope envelope);
