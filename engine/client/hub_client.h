@@ -32,6 +32,8 @@
 // started per agent or per connection: the embedder runs the executor.
 //
 // Lifetime: owned by shared_ptr; pending work keeps the internals alive.
+// The executor's execution context must outlive the client (the destructor
+// posts its close there).
 // close() (or the destructor) ends the connection; calls still pending are
 // told kClosed or their answer, and nothing more is delivered.
 #pragma once

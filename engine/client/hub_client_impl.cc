@@ -48,10 +48,13 @@ void HubClientImpl::connect_link(Handler<void> done) {
       return;
     }
     // Re-attach every agent; the link is up once every hello is answered.
+    // A hello the link failed (it was lost meanwhile) leaves it down: its
+    // on_link_lost follows and reconnects.
     auto left = std::make_shared<std::size_t>(self->agents_.size() + 1);
-    auto one_done = [self, generation, left, done]() mutable {
+    auto lost = std::make_shared<bool>(false);
+    auto one_done = [self, generation, left, lost, done]() mutable {
       if (--*left != 0) return;
-      if (generation != self->generation_) {
+      if (*lost || generation != self->generation_) {
         return done(client_error(code::kDisconnected,
                                  "connection lost while re-attaching"));
       }
@@ -59,18 +62,22 @@ void HubClientImpl::connect_link(Handler<void> done) {
       done({});
     };
     for (auto& [agent_id, agent] : self->agents_) {
-      self->hello(
-          HelloRequest{.name = agent.name,
-                       .auth_scheme = agent.auth.scheme,
-                       .auth_claim = agent.auth.claim,
-                       .since_envelope_id = std::string()},
-          [self, name = agent.name, one_done](Result<void> hello) mutable {
-            if (!hello) {
-              self->log("re-attaching '" + name + "' failed: " +
-                        hello.error().code + ": " + hello.error().message);
-            }
-            one_done();
-          });
+      self->hello(HelloRequest{.name = agent.name,
+                               .auth_scheme = agent.auth.scheme,
+                               .auth_claim = agent.auth.claim,
+                               .since_envelope_id = std::string()},
+                  [self, name = agent.name, lost,
+                   one_done](Result<void> hello) mutable {
+                    if (!hello && (hello.error().code == code::kDisconnected ||
+                                   hello.error().code == code::kClosed)) {
+                      *lost = true;
+                    } else if (!hello) {
+                      self->log("re-attaching '" + name +
+                                "' failed: " + hello.error().code + ": " +
+                                hello.error().message);
+                    }
+                    one_done();
+                  });
     }
     one_done();
   });
