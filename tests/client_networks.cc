@@ -15,6 +15,12 @@ InProcessNet::InProcessNet() {
   engine::HubOptions options;
   options.store = std::shared_ptr<log::LogStore>(std::move(opened->store));
   options.invite_ack_timeout = 10s;
+  auto auth = std::make_shared<engine::AuthRegistry>();
+  auth->register_scheme(
+      std::string(engine::kApiKeyScheme),
+      std::make_shared<engine::ApiKeyAuth>(
+          engine::ApiKeyAuth::KeyMap{{kKeyedAgent, kKeyedSecret}}));
+  options.auth = std::move(auth);
   auto hub = engine::Hub::open(std::move(options));
   REQUIRE_MESSAGE(hub.has_value(), error_message(hub));
   hub_ = std::move(*hub);
@@ -27,6 +33,12 @@ std::shared_ptr<client::HubClient> InProcessNet::connect(
   return client::HubClient::in_process(io_.executor(), *hub_,
                                        std::move(options));
 }
+
+WsNet::WsNet()
+    : serve_(std::make_unique<ServeFixture>([](transport::ServerConfig& c) {
+        c.auth_schemes = {"none", "api_key"};
+        c.api_keys = {{kKeyedAgent, kKeyedSecret}};
+      })) {}
 
 std::shared_ptr<client::HubClient> WsNet::connect(
     client::HubClientOptions options) {

@@ -2,7 +2,9 @@
 //   InProcessNet  an embedded Hub on a RocksDB store in a scratch directory
 //   WsNet         a real `parley serve` (tests/serve_fixture.h) on loopback
 // Each runs the clients on its own io thread and exposes the hub for
-// assertions on what it recorded (cursors, WALs).
+// assertions on what it recorded (cursors, WALs). Both accept the auth
+// schemes "none" and "api_key", with the key "secret" for the agent named
+// "keyed" (kKeyedAgent, kKeyedSecret).
 //
 // Destruction order: clients (test locals) first, then the io thread, then
 // the hub or server.
@@ -27,6 +29,9 @@ namespace parley::testing {
 
 using namespace std::chrono_literals;
 
+inline constexpr const char* kKeyedAgent = "keyed";
+inline constexpr const char* kKeyedSecret = "secret";
+
 class InProcessNet {
  public:
   InProcessNet();
@@ -44,19 +49,19 @@ class InProcessNet {
 
 class WsNet {
  public:
-  WsNet() = default;
-  engine::Hub& hub() { return serve_.hub(); }
+  WsNet();
+  engine::Hub& hub() { return serve_->hub(); }
   std::shared_ptr<client::HubClient> connect(
       client::HubClientOptions options = {});
   boost::asio::any_io_executor executor() const { return io_.executor(); }
   std::string url() {
-    return "ws://127.0.0.1:" + std::to_string(serve_.port());
+    return "ws://127.0.0.1:" + std::to_string(serve_->port());
   }
   // Restarts `parley serve` on the same store and port.
-  void restart_server() { serve_.restart(); }
+  void restart_server() { serve_->restart(); }
 
  private:
-  ServeFixture serve_;
+  std::unique_ptr<ServeFixture> serve_;
   client::IoThread io_;
 };
 

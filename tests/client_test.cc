@@ -173,6 +173,47 @@ TEST_SUITE("client") {
   }
 
   TEST_CASE_TEMPLATE(
+      "an agent re-attaches only with the credential it registered", Net,
+      InProcessNet, WsNet) {
+    Net net;
+    engine::AuthInfo key;
+    key.scheme = "api_key";
+    key.claim = R"({"token":"secret"})";
+    auto first = net.connect();
+    auto registration = named(kKeyedAgent);
+    registration.passport.auth = key;
+    auto seen = std::make_shared<Recorder>();
+    auto keyed = wait<Passport>([&](auto done) {
+      first->register_agent(registration, recording(seen), done);
+    });
+    REQUIRE_MESSAGE(keyed.has_value(), keyed.error().message);
+
+    auto second = net.connect();
+    engine::AuthInfo wrong = key;
+    wrong.claim = R"({"token":"guess"})";
+    auto refused = wait<Passport>([&](auto done) {
+      second->attach(kKeyedAgent, wrong, recording(seen), done);
+    });
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == client::code::kAuthFailed);
+    CHECK(refused.error().message == "api_key mismatch for 'keyed'");
+    auto attached = wait<Passport>([&](auto done) {
+      second->attach(kKeyedAgent, key, recording(seen), done);
+    });
+    REQUIRE_MESSAGE(attached.has_value(), attached.error().message);
+
+    // A reconnect re-attaches with the same credential: the agent still acts
+    // (over the wire only an agent bound to the connection may open).
+    second->disconnect();
+    auto back = wait<void>([&](auto done) { second->reconnect(done); });
+    REQUIRE_MESSAGE(back.has_value(), back.error().message);
+    RecordingHuman bob = recording_human(net, "bob");
+    RecordingAgent agent{second, *attached, seen};
+    auto channel = open_channel<Net>(agent, bob.id(), "conversation");
+    CHECK(channel.state == engine::ChannelState::kActive);
+  }
+
+  TEST_CASE_TEMPLATE(
       "a consulting channel between an agent and a human completes in order",
       Net, InProcessNet, WsNet) {
     Net net;
