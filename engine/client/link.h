@@ -5,7 +5,8 @@
 // Threading: every member is called on the owning HubClient's strand, and
 // every completion and event is told on that strand, never inline from the
 // call that started it. After close() a link tells its LinkEvents nothing
-// more; completions still pending are told kClosed.
+// more; each completion still pending is told once: kClosed over a socket,
+// the hub's own answer in-process (the hub carries the op out either way).
 //
 // Lifetime: owned by shared_ptr (its pending work holds one); a new link is
 // made for each (re)connection.
