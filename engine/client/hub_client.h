@@ -17,7 +17,9 @@
 // re-opened (backoff from reconnect_initial to reconnect_max) and every
 // agent is re-attached with since_envelope_id "" (everything it has not
 // acked), so an envelope is neither missed nor handled twice; receipts and
-// calls made while it was down are sent once it is back.
+// calls made while it was down are sent once it is back. Envelopes reach a
+// handler in the order the hub sends them; right after a re-attach,
+// replayed envelopes may interleave with live ones (each still given once).
 //
 // Calls are RPCs with a timeout (HubClientOptions::rpc_timeout unless a
 // call says otherwise): the handler gets the op's result, the hub's error
