@@ -59,9 +59,13 @@ struct HumanClient::State : std::enable_shared_from_this<State> {
           next.envelope.sender_id != agent_id) {
         // Accepted before anyone sees it; the next envelope waits.
         Envelope ack = invite_ack(next.envelope, agent_id);
+        // Weak: a call still in flight when the executor stops must not
+        // keep the state (which holds the HubClient) alive in a cycle.
         hub->post_envelope(
-            std::move(ack), [self = shared_from_this(), next = std::move(next)](
+            std::move(ack), [weak = weak_from_this(), next = std::move(next)](
                                 Result<std::string> acked) mutable {
+              auto self = weak.lock();
+              if (!self) return next.finished(true, "");
               if (!acked) {
                 self->log("acking the invite to " + next.envelope.channel_id +
                           " failed: " + acked.error().message);
@@ -258,7 +262,13 @@ void continue_opening(std::shared_ptr<HumanClient::State> state,
                       std::shared_ptr<Opening> opening) {
   if (opening->ids.size() < opening->request.targets.size()) {
     const std::string target = opening->request.targets[opening->ids.size()];
-    state->hub->get_agent(target, [state, opening](Result<Passport> passport) {
+    state->hub->get_agent(target, [weak = std::weak_ptr(state),
+                                   opening](Result<Passport> passport) {
+      auto state = weak.lock();
+      if (!state) {
+        return opening->done(
+            client_error(code::kClosed, "HumanClient is gone"));
+      }
       if (!passport) return opening->done(std::unexpected(passport.error()));
       opening->ids.push_back(passport->agent_id.value_or(""));
       continue_opening(state, opening);
