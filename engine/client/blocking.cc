@@ -2,6 +2,8 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <future>
 #include <thread>
 
 namespace parley::client {
@@ -18,6 +20,12 @@ struct IoThread::Impl {
 IoThread::IoThread() : impl_(std::make_unique<Impl>()) {}
 
 IoThread::~IoThread() {
+  // Handlers queued before now (a client's close, posted by its destructor)
+  // run first, so no client is left half-open; a stuck io thread is given
+  // up on after a few seconds.
+  auto drained = std::make_shared<std::promise<void>>();
+  net::post(impl_->io, [drained] { drained->set_value(); });
+  drained->get_future().wait_for(std::chrono::seconds(5));
   impl_->work.reset();
   impl_->io.stop();
   impl_->thread.join();

@@ -20,7 +20,8 @@ class IoThread {
   IoThread();
   IoThread(const IoThread&) = delete;
   IoThread& operator=(const IoThread&) = delete;
-  // Stops the io_context and joins the thread; work still queued is dropped.
+  // Lets the handlers already queued run (up to 5 s), then stops the
+  // io_context and joins the thread; work queued later is dropped.
   ~IoThread();
 
   boost::asio::any_io_executor executor() const;
