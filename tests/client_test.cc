@@ -276,7 +276,7 @@ TEST_SUITE("client") {
                                    std::string(event_type::kChannelClosed)});
   }
 
-  TEST_CASE_TEMPLATE("a reconnect replays what was missed, each envelope once",
+  TEST_CASE_TEMPLATE("a reconnect replays what was missed and nothing twice",
                      Net, InProcessNet, WsNet) {
     Net net;
     RecordingAgent alice = recording_agent(net, "alice");
