@@ -19,18 +19,21 @@ using nlohmann::json;
 
 ServeFixture::ServeFixture(
     std::function<void(transport::ServerConfig&)> customize) {
-  transport::ServerConfig config;
-  config.data = dir_.path() / "store";
-  config.listen = {"127.0.0.1", 0};
-  config.ttl_sweep_interval = std::chrono::milliseconds(0);
-  config.expectation_sweep_interval = std::chrono::milliseconds(0);
-  config.invite_ack_timeout = std::chrono::seconds(10);
-  config.drain_timeout = std::chrono::seconds(5);
-  if (customize) customize(config);
-  auto opened = log::open_rocksdb_log_store(config.data);
+  config_.data = dir_.path() / "store";
+  config_.listen = {"127.0.0.1", 0};
+  config_.ttl_sweep_interval = std::chrono::milliseconds(0);
+  config_.expectation_sweep_interval = std::chrono::milliseconds(0);
+  config_.invite_ack_timeout = std::chrono::seconds(10);
+  config_.drain_timeout = std::chrono::seconds(5);
+  if (customize) customize(config_);
+  start();
+}
+
+void ServeFixture::start() {
+  auto opened = log::open_rocksdb_log_store(config_.data);
   REQUIRE_MESSAGE(opened.has_value(), error_message(opened));
   auto server = transport::Server::start(
-      config, std::shared_ptr<log::LogStore>(std::move(opened->store)));
+      config_, std::shared_ptr<log::LogStore>(std::move(opened->store)));
   REQUIRE_MESSAGE(server.has_value(), error_message(server));
   server_ = std::move(*server);
 }
@@ -39,6 +42,14 @@ ServeFixture::~ServeFixture() { stop(); }
 
 void ServeFixture::stop() {
   if (server_) server_->shutdown();
+}
+
+void ServeFixture::restart() {
+  const std::uint16_t port = server_->port();
+  stop();
+  server_.reset();
+  config_.listen.port = port;
+  start();
 }
 
 std::unique_ptr<WsTestClient> ServeFixture::connect(bool tls) {

@@ -33,9 +33,15 @@ class ServeFixture {
   const std::filesystem::path& dir() const { return dir_.path(); }
   // Drains and stops the server; later calls do nothing.
   void stop();
+  // Stops the server and starts a new one on the same store and port (a
+  // hub restart, as its clients see it).
+  void restart();
 
  private:
+  void start();
+
   ScratchDir dir_;
+  transport::ServerConfig config_;
   std::unique_ptr<transport::Server> server_;
 };
 

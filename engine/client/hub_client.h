@@ -1,0 +1,171 @@
+// HubClient: one program's connection to a Parley (or AG2) hub, carrying any
+// number of agents, over one of two links with the same behaviour:
+//
+//   in_process(executor, hub)   an embedded engine::Hub, through the op
+//                               layer's non-blocking ControlPlane::call and
+//                               the hub's deliveries
+//   connect(executor, "ws://")  `parley serve` or AG2's hub, AG2's frames
+//                               over a WebSocket (Boost.Beast)
+//
+// What it does for each agent registered (register_agent, register_human)
+// or re-attached (attach: AG2's hello with since_envelope_id replay)
+// through it: every envelope the hub delivers to the agent is given to the
+// agent's EnvelopeHandler once (a redelivery of an envelope already seen is
+// not given again), and when the handler says it is finished the client
+// sends the hub a receipt ("ack", or "nack" with a reason), which moves the
+// agent's per-channel cursor. Over the WebSocket link a lost connection is
+// re-opened (backoff from reconnect_initial to reconnect_max) and every
+// agent is re-attached with since_envelope_id "" (everything it has not
+// acked), so an envelope is neither missed nor handled twice; receipts and
+// calls made while it was down are sent once it is back. Envelopes reach a
+// handler in the order the hub sends them; right after a re-attach,
+// replayed envelopes may interleave with live ones (each still given once).
+//
+// Calls are RPCs with a timeout (HubClientOptions::rpc_timeout unless a
+// call says otherwise): the handler gets the op's result, the hub's error
+// exactly as the hub answered (Error::code is its wire code, Error::message
+// its text), or the client's own error (code::kTimeout, kDisconnected,
+// kClosed, kInvalid).
+//
+// Threading: every member may be called from any thread; the client's work
+// runs on a strand of the executor given at construction, and every
+// Handler and EnvelopeHandler is called on that strand (never inline from
+// the call that started it), so they must not block it. No thread is
+// started per agent or per connection: the embedder runs the executor.
+//
+// Lifetime: owned by shared_ptr; pending work keeps the internals alive.
+// The executor's execution context must outlive the client (the destructor
+// posts its close there).
+// close() (or the destructor) ends the connection; calls still pending are
+// told kClosed or their answer, and nothing more is delivered.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/base/envelope.h"
+#include "engine/channels/channel.h"
+#include "engine/client/error.h"
+#include "engine/hub/requests.h"
+#include "engine/registry/identity.h"
+
+namespace parley::engine {
+class Hub;
+}
+
+namespace parley::client {
+
+using engine::ChannelMetadata;
+using engine::CreateChannelRequest;
+using engine::Envelope;
+using engine::Passport;
+using engine::Resume;
+using engine::Rule;
+
+// Tells the client that the handler is done with an envelope: ok sends an
+// "ack" receipt, !ok a "nack" with `reason`. Call it once, from any thread;
+// later calls are ignored.
+using Finished = std::function<void(bool ok, std::string reason)>;
+// Handles one envelope delivered to an agent, on the client's strand. An
+// exception escaping it is logged and answered with a nack.
+using EnvelopeHandler = std::function<void(const Envelope&, Finished)>;
+
+struct HubClientOptions {
+  std::chrono::milliseconds rpc_timeout{30000};  // AG2's default
+  std::chrono::milliseconds reconnect_initial{100};
+  std::chrono::milliseconds reconnect_max{5000};
+  // One line per event worth a log (a lost connection, a skipped frame, a
+  // handler that threw). Default: standard error. Called on the strand.
+  std::function<void(std::string_view)> log;
+};
+
+// What a registration sends: AG2's register op.
+struct Registration {
+  Passport passport;
+  Resume resume;
+  std::optional<std::string> skill_md;
+  std::optional<Rule> rule;
+};
+
+class HubClientImpl;
+
+class HubClient {
+ public:
+  // The in-process link: `hub` must outlive the client.
+  static std::shared_ptr<HubClient> in_process(
+      boost::asio::any_io_executor executor, engine::Hub& hub,
+      HubClientOptions options = {});
+  // The WebSocket link to `url` (ws://HOST:PORT[/PATH]): `done` gets the
+  // connected client, or kInvalid for a bad URL, kDisconnected when the
+  // hub cannot be reached.
+  static void connect(boost::asio::any_io_executor executor,
+                      std::string_view url, HubClientOptions options,
+                      Handler<std::shared_ptr<HubClient>> done);
+
+  explicit HubClient(std::shared_ptr<HubClientImpl> impl);
+  HubClient(const HubClient&) = delete;
+  HubClient& operator=(const HubClient&) = delete;
+  ~HubClient();
+
+  // The strand the client runs on (and calls every handler on).
+  boost::asio::any_io_executor executor() const;
+  bool is_in_process() const;
+  // Writes `line` to the client's log (HubClientOptions::log).
+  void log(std::string_view line) const;
+
+  // --- Agents on this connection -------------------------------------------
+  // AG2's HubClient.register for a non-human: refuses kind "human" (kInvalid,
+  // "register() does not accept kind='human'; use register_human()").
+  // `done` gets the stamped passport; `handler` gets the agent's envelopes
+  // from then on.
+  void register_agent(Registration registration, EnvelopeHandler handler,
+                      Handler<Passport> done);
+  // AG2's register_human: kind null or "human" (forced to "human"), else
+  // kInvalid "register_human() requires kind='human' (or None); got '<k>'".
+  void register_human(Registration registration, EnvelopeHandler handler,
+                      Handler<Passport> done);
+  // Re-attaches the agent registered as `name` (get_agent, then AG2's hello
+  // proving `auth`, the credential it registered with: Parley never echoes
+  // claims). `since_envelope_id`: "" (default) replays everything the agent
+  // has not acked in its non-terminal channels, an id everything after it,
+  // nullopt nothing. The replay follows `done`.
+  void attach(std::string name, engine::AuthInfo auth, EnvelopeHandler handler,
+              Handler<Passport> done,
+              std::optional<std::string> since_envelope_id = std::string());
+
+  // --- Control-plane ops ----------------------------------------------------
+  // Any op, params and result as JSON text. `timeout` 0: the default.
+  void call(std::string op, std::string params_json, Handler<std::string> done,
+            std::chrono::milliseconds timeout = {});
+  void get_agent(std::string name_or_id, Handler<Passport> done);
+  void create_channel(CreateChannelRequest request,
+                      Handler<ChannelMetadata> done,
+                      std::chrono::milliseconds timeout = {});
+  void get_channel(std::string channel_id, Handler<ChannelMetadata> done);
+  void close_channel(std::string channel_id, std::string reason,
+                     Handler<ChannelMetadata> done);
+  // Returns the envelope id the hub minted.
+  void post_envelope(Envelope envelope, Handler<std::string> done);
+  void read_wal(std::string channel_id, Handler<std::vector<Envelope>> done);
+  void can_send(std::string channel_id, std::string sender_id,
+                Handler<bool> done);
+
+  // --- The connection -------------------------------------------------------
+  // Drops the link (the hub unbinds every agent; their envelopes wait in the
+  // log) without reconnecting; calls made meanwhile wait for reconnect().
+  void disconnect();
+  // Opens a new link and re-attaches every agent with since_envelope_id "".
+  void reconnect(Handler<void> done);
+  void close();
+
+ private:
+  std::shared_ptr<HubClientImpl> impl_;
+};
+
+}  // namespace parley::client
