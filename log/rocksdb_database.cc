@@ -5,6 +5,8 @@
 #include <rocksdb/table.h>
 
 #include <algorithm>
+#include <mutex>
+#include <set>
 
 #include "log/record_check.h"
 #include "log/rocksdb_layout.h"
@@ -75,8 +77,30 @@ bool is_family_name(std::string_view name) {
   return std::ranges::find(kFamilyNames, name) != std::end(kFamilyNames);
 }
 
+namespace {
+
+std::mutex held_mutex;
+std::set<std::filesystem::path> held;  // guarded by held_mutex
+
+std::filesystem::path identity(const std::filesystem::path& directory) {
+  std::error_code ignored;
+  return std::filesystem::weakly_canonical(directory, ignored);
+}
+
+}  // namespace
+
+bool held_by_this_process(const std::filesystem::path& directory) {
+  const std::lock_guard lock(held_mutex);
+  return held.contains(identity(directory));
+}
+
 rocksdb::Status Database::close() {
   if (!db) return rocksdb::Status::OK();
+  if (!locked_directory.empty()) {
+    const std::lock_guard lock(held_mutex);
+    held.erase(locked_directory);
+    locked_directory.clear();
+  }
   if (wal_seal_sync) wal_seal_sync->attach(nullptr);
   for (auto* handle : families) db->DestroyColumnFamilyHandle(handle);
   families.clear();
@@ -101,6 +125,11 @@ rocksdb::Status open_database(const std::filesystem::path& directory,
       options, directory.string(), families(options.write_buffer_size),
       &database.families, &db);
   database.db.reset(db);
+  if (status.ok()) {
+    database.locked_directory = identity(directory);
+    const std::lock_guard lock(held_mutex);
+    held.insert(database.locked_directory);
+  }
   // Before anything is written: the first write may seal a memtable.
   if (database.wal_seal_sync && db != nullptr) {
     database.wal_seal_sync->attach(db);

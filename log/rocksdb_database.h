@@ -35,6 +35,9 @@ bool is_family_name(std::string_view name);
 // DB::Open, and the WAL seal sync it runs, if any (detached before the DB
 // closes).
 struct Database {
+  // The directory of a read-write open while it is open (its LOCK is
+  // held by this process); empty otherwise.
+  std::filesystem::path locked_directory;
   std::unique_ptr<LogReplayCheck> replay_check;
   std::shared_ptr<WalSealSync> wal_seal_sync;
   std::unique_ptr<rocksdb::DB> db;
@@ -53,6 +56,12 @@ struct Database {
 
   rocksdb::Status close();
 };
+
+// Whether this process holds the store in `directory` open read-write.
+// POSIX record locks belong to a process, and closing any descriptor of
+// the file releases them all, so nothing may probe the LOCK file of a
+// store this process holds (store_is_locked asks this first).
+bool held_by_this_process(const std::filesystem::path& directory);
 
 // Opens the store in `directory` read-write with every family of
 // families(options.write_buffer_size) (creating what `options` allows),

@@ -90,8 +90,10 @@ Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
     const std::filesystem::path& directory);
 
 // Whether a process, this one included, holds the store in `directory`
-// open read-write (a live hub): RocksDB's lock on its LOCK file conflicts
-// with an open-file-description lock probe whoever owns it.
+// open read-write (a live hub). Another process's lock is found by an
+// open-file-description lock probe of the LOCK file; this process's own
+// read-write opens are known without touching the file (closing a probe's
+// descriptor would release this process's POSIX lock on it).
 bool store_is_locked(const std::filesystem::path& directory);
 
 // The incomplete record that ends the store's WAL (what RocksDB says of

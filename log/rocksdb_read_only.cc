@@ -146,6 +146,7 @@ Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
 }
 
 bool store_is_locked(const fs::path& directory) {
+  if (held_by_this_process(directory)) return true;
   const int fd = ::open((directory / "LOCK").c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   struct flock probe {};

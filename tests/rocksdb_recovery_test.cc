@@ -1,9 +1,12 @@
 // The RocksDB backend across reopen, torn tails, corruption and failures.
 // Damage is done with real byte surgery on the files RocksDB wrote.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -317,6 +320,37 @@ TEST_CASE("a cut-short store whose families hold data is not completed") {
   auto opened = log::open_rocksdb_log_store(dir.path());
   REQUIRE_FALSE(opened.has_value());
   CHECK(opened.error().message.find("not a Parley store") != std::string::npos);
+}
+
+// In a child process, whether some process holds `directory`'s LOCK (the
+// child holds none of its parent's POSIX locks).
+bool locked_seen_from_another_process(const fs::path& directory) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int fd = ::open((directory / "LOCK").c_str(), O_RDONLY);
+    struct flock probe {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
+    const bool locked = fd >= 0 && ::fcntl(fd, F_OFD_GETLK, &probe) == 0 &&
+                        probe.l_type != F_UNLCK;
+    ::_exit(locked ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_CASE(
+    "a refused second open in the same process keeps the first one's lock") {
+  testing::ScratchDir dir;
+  auto first = open_store(dir.path());
+  CHECK(log::store_is_locked(dir.path()));
+  auto second = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(second.has_value());
+  CHECK(second.error().code == ErrorCode::kBusy);
+  CHECK(locked_seen_from_another_process(dir.path()));
+  REQUIRE(first.store->close());
+  CHECK_FALSE(log::store_is_locked(dir.path()));
 }
 
 TEST_CASE("opening a missing store without create_if_missing is not found") {
