@@ -89,7 +89,6 @@ class PayloadReader {
 
   // Fails the payload: "<where> field '<key>' must be <type>".
   void wrong_type(std::string_view key, std::string_view type);
-  const std::string& where() const { return where_; }
 
  private:
   flexbuffers::Vector vector(const char* key, Presence presence);
