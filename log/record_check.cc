@@ -14,10 +14,7 @@ Result<void> check_record(std::string_view record, std::uint64_t log_sequence,
               "log sequence " + std::to_string(log_sequence) + ": " + what});
   };
   auto stamped = schema::verify_record(record);
-  if (!stamped) {
-    return corrupt("record fails FlatBuffers verification (" +
-                   std::to_string(record.size()) + " bytes)");
-  }
+  if (!stamped) return corrupt(stamped.error().describe(record.size()));
   if (stamped->log_sequence != log_sequence) {
     return corrupt("record is stamped with log sequence " +
                    std::to_string(stamped->log_sequence));

@@ -16,12 +16,17 @@ Result<void> Sequencer::check_entries(std::span<AppendEntry> batch) {
               std::to_string(entry.record.size()) + " bytes exceeds the " +
               std::to_string(kMaxRecordBytes) + " a record may hold"});
     }
-    if (!schema::verify_record(entry.record) ||
-        !schema::stamp_sequences(entry.record, {})) {
+    if (auto verified = schema::verify_record(entry.record); !verified) {
       return std::unexpected(Error{
           ErrorCode::kInvalidArgument,
-          "batch entry " + std::to_string(i) +
-              ": not a valid log record (fails FlatBuffers verification)"});
+          "batch entry " + std::to_string(i) + ": not a valid log record (" +
+              verified.error().describe(entry.record.size()) + ")"});
+    }
+    if (!schema::stamp_sequences(entry.record, {})) {
+      return std::unexpected(
+          Error{ErrorCode::kInvalidArgument,
+                "batch entry " + std::to_string(i) +
+                    ": not a valid log record (it has no sequence fields)"});
     }
     if (entry.channel.size() > kMaxChannelIdBytes) {
       return std::unexpected(

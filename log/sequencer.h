@@ -38,8 +38,9 @@ class Sequencer {
   static Result<void> check_entries(std::span<AppendEntry> batch);
 
   // Checks that no idempotency key of a batch that passed check_entries is
-  // in use, then numbers the batch and stamps the records. On error nothing
-  // changed.
+  // in use, then numbers the batch and stamps the records: their sequences,
+  // then their checksums over them (schema::stamp_sequences). On error
+  // nothing changed.
   Result<std::vector<Position>> assign(std::span<AppendEntry> batch,
                                        const Lookups& lookups);
 

@@ -136,7 +136,10 @@ class Auditor {
       StoredRecord& stored = records_.add(key);
       auto sequences = schema::verify_record(bytes);
       if (!sequences) {
-        problem({}, 0, key, "record fails the FlatBuffers Verifier");
+        problem({}, 0, key,
+                sequences.error().kind == schema::RecordFault::Kind::kMalformed
+                    ? "record fails the FlatBuffers Verifier"
+                    : sequences.error().describe(bytes.size()));
         return true;
       }
       stored.verified = true;

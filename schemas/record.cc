@@ -2,16 +2,25 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "parley/schemas/log_generated.h"
 #include "schemas/record_builder.h"
+#include "schemas/record_checksum.h"
 
 namespace parley::schema {
 namespace {
 
 const std::uint8_t* bytes_of(std::string_view record) {
   return reinterpret_cast<const std::uint8_t*>(record.data());
+}
+
+std::string hex(std::uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof text, "0x%016llx",
+                static_cast<unsigned long long>(value));
+  return text;
 }
 
 flatbuffers::Offset<flatbuffers::String> optional_string(
@@ -33,20 +42,63 @@ std::string_view aligned_record(std::string_view record,
   return {reinterpret_cast<const char*>(scratch.data()), record.size()};
 }
 
-std::optional<RecordSequences> verify_record(std::string_view record) {
+std::string RecordFault::describe(std::size_t record_bytes) const {
+  const std::string bytes = std::to_string(record_bytes) + " bytes";
+  switch (kind) {
+    case Kind::kMalformed:
+      return "record fails FlatBuffers verification (" + bytes + ")";
+    case Kind::kChecksumMismatch:
+      return "checksum mismatch (stored " + hex(stored) + ", computed " +
+             hex(computed) + "): the record's " + bytes + " are damaged";
+    case Kind::kNoChecksum:
+      return "record of schema version " + std::to_string(schema_version) +
+             " carries no checksum (" + bytes + ")";
+    case Kind::kNewerSchema:
+      return "record of schema version " + std::to_string(schema_version) +
+             ", newer than the " + std::to_string(kSchemaVersion) +
+             " this build reads";
+  }
+  return "invalid record";
+}
+
+std::expected<RecordSequences, RecordFault> verify_record(
+    std::string_view record) {
   thread_local std::vector<std::uint64_t> scratch;
   record = aligned_record(record, scratch);
   flatbuffers::Verifier verifier(bytes_of(record), record.size());
-  if (!VerifyRecordBuffer(verifier)) return std::nullopt;
+  if (!VerifyRecordBuffer(verifier)) return std::unexpected(RecordFault{});
   const Record* root = GetRecord(record.data());
-  if (root->schema_version() > kSchemaVersion) return std::nullopt;
+  if (auto at = record_checksum_offset(record)) {
+    const std::uint64_t stored = stored_checksum(record, *at);
+    const std::uint64_t computed = record_checksum(record, *at);
+    if (stored != computed) {
+      return std::unexpected(
+          RecordFault{.kind = RecordFault::Kind::kChecksumMismatch,
+                      .stored = stored,
+                      .computed = computed});
+    }
+  } else if (root->schema_version() >= kFirstChecksummedSchema) {
+    return std::unexpected(
+        RecordFault{.kind = RecordFault::Kind::kNoChecksum,
+                    .schema_version = root->schema_version()});
+  }
+  if (root->schema_version() > kSchemaVersion) {
+    return std::unexpected(
+        RecordFault{.kind = RecordFault::Kind::kNewerSchema,
+                    .schema_version = root->schema_version()});
+  }
   return RecordSequences{root->log_sequence(), root->channel_sequence()};
 }
 
 bool stamp_sequences(std::span<char> record, RecordSequences sequences) {
   Record* root = GetMutableRecord(record.data());
-  return root->mutate_log_sequence(sequences.log_sequence) &&
-         root->mutate_channel_sequence(sequences.channel_sequence);
+  if (!root->mutate_log_sequence(sequences.log_sequence) ||
+      !root->mutate_channel_sequence(sequences.channel_sequence)) {
+    return false;
+  }
+  const std::string_view bytes(record.data(), record.size());
+  if (auto at = record_checksum_offset(bytes)) stamp_checksum(record, *at);
+  return true;
 }
 
 std::string build_envelope_record(const EnvelopeFields& envelope) {
@@ -90,10 +142,12 @@ std::string finish_record(flatbuffers::FlatBufferBuilder& builder, Body type,
                           flatbuffers::Offset<void> body) {
   // The sequences are written even while zero so the log can stamp them.
   builder.ForceDefaults(true);
-  auto root = CreateRecord(builder, kSchemaVersion, 0, 0, type, body);
+  auto root = CreateRecord(builder, kSchemaVersion, 0, 0, type, body, 0);
   FinishRecordBuffer(builder, root);
-  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+  std::string record(reinterpret_cast<const char*>(builder.GetBufferPointer()),
                      builder.GetSize());
+  if (auto at = record_checksum_offset(record)) stamp_checksum(record, *at);
+  return record;
 }
 
 }  // namespace parley::schema

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <expected>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,7 +20,8 @@ namespace parley::schema {
 // record is written with it; a reader refuses records of a newer version.
 // 2: one record kind per agent mutation (ResumeSet, RuleSet, SkillSet,
 // ObservationRecorded) in place of AgentUpdated, which is still read.
-inline constexpr std::uint16_t kSchemaVersion = 2;
+// 3: `Record.checksum` (schemas/record_checksum.h) in every record.
+inline constexpr std::uint16_t kSchemaVersion = 3;
 
 // The sequences the log stamped into a record.
 struct RecordSequences {
@@ -37,15 +39,40 @@ inline constexpr std::size_t kRecordAlignment = 8;
 std::string_view aligned_record(std::string_view record,
                                 std::vector<std::uint64_t>& scratch);
 
-// Runs the FlatBuffers Verifier over `record` (file identifier, every
-// table, nested FlexBuffers) and checks its schema version. Returns the
-// stamped sequences, or nullopt when the bytes are not a valid record.
-// Never reads outside `record`; `record` may start at any address.
-std::optional<RecordSequences> verify_record(std::string_view record);
+// Why verify_record refused a byte string.
+struct RecordFault {
+  enum class Kind {
+    kMalformed,         // fails the FlatBuffers Verifier
+    kChecksumMismatch,  // the bytes differ from those the checksum covered
+    kNoChecksum,        // schema 3 or newer without a checksum field
+    kNewerSchema,       // a schema version newer than kSchemaVersion
+  };
+  Kind kind = Kind::kMalformed;
+  std::uint16_t schema_version = 0;  // kNoChecksum, kNewerSchema
+  std::uint64_t stored = 0;          // kChecksumMismatch
+  std::uint64_t computed = 0;        // kChecksumMismatch
 
-// Writes the sequences into a record built by this header's builders.
-// Returns false when `record` lacks the sequence fields. `record` must
-// already have passed verify_record.
+  // E.g. "checksum mismatch (stored 0x…, computed 0x…): the record's 312
+  // bytes are damaged".
+  std::string describe(std::size_t record_bytes) const;
+};
+
+// Runs the FlatBuffers Verifier over `record` (file identifier, every
+// table, nested FlexBuffers), then checks its checksum and its schema
+// version. Returns the stamped sequences. Never reads outside `record`;
+// `record` may start at any address.
+//
+// The checksum is checked whenever the record has the field, whatever its
+// schema version says, so damage to the version itself is caught; a record
+// of schema 3 or newer without the field is refused. Records of schema 1
+// and 2 carry none and pass on the Verifier alone.
+std::expected<RecordSequences, RecordFault> verify_record(
+    std::string_view record);
+
+// Writes the sequences into a record built by this header's builders, then
+// its checksum over them (when it has the field: schema 3 on). Returns
+// false when `record` lacks the sequence fields. `record` must already
+// have passed verify_record.
 bool stamp_sequences(std::span<char> record, RecordSequences sequences);
 
 // The fields of an AG2 envelope as views into caller memory.
@@ -69,8 +96,8 @@ struct EnvelopeFields {
   bool hub_authored = false;
 };
 
-// Encodes one envelope as a finished Record with zero sequences, ready for
-// LogStore::append (which stamps them).
+// Encodes one envelope as a finished Record with zero sequences (and the
+// checksum over them), ready for LogStore::append (which stamps them).
 std::string build_envelope_record(const EnvelopeFields& envelope);
 
 }  // namespace parley::schema

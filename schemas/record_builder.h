@@ -8,8 +8,10 @@
 
 namespace parley::schema {
 
-// Finishes `builder` as a Record around `body` (of kind `type`), with zero
-// sequences that LogStore::append stamps in place.
+// Finishes `builder` as a Record of schema kSchemaVersion around `body` (of
+// kind `type`), with zero sequences that LogStore::append stamps in place
+// and the checksum over them, so that every record, stored or not, passes
+// verify_record.
 std::string finish_record(flatbuffers::FlatBufferBuilder& builder, Body type,
                           flatbuffers::Offset<void> body);
 

@@ -55,6 +55,37 @@ TEST_CASE("a store of a newer schema version is refused and left as it is") {
         "1");
 }
 
+TEST_CASE("a record damaged in the database is named by its checksum") {
+  testing::ScratchDatabase database;
+  std::string record;
+  {
+    auto store = open_store(database.uri());
+    std::vector<log::AppendEntry> batch{text_entry("c1", "a", "key-a"),
+                                        text_entry("c1", "b", "key-b")};
+    REQUIRE(store->append(batch));
+    REQUIRE(store->read(1, 1, [&](auto, std::string_view bytes) {
+      record = bytes;
+      return true;
+    }));
+  }
+  // A digit of created_at, 2026 -> 2027: still a valid FlatBuffer.
+  // (Opening checks the newest record, so the older one is damaged.)
+  const std::size_t at = record.find("2026-01-01T");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(testing::run_sql(database.uri(),
+                           "UPDATE parley_log SET record = set_byte(record, " +
+                               std::to_string(at + 3) +
+                               ", 55) WHERE log_sequence = 1"));
+  auto store = open_store(database.uri());
+  auto read =
+      store->read(1, log::kLastSequence, [](auto, auto) { return true; });
+  REQUIRE_FALSE(read.has_value());
+  CHECK(read.error().code == ErrorCode::kCorruption);
+  CHECK_MESSAGE(read.error().message.starts_with(
+                    "log sequence 1: checksum mismatch (stored 0x"),
+                read.error().message);
+}
+
 TEST_CASE(
     "a database without a store: created by a writer and never by a reader") {
   testing::ScratchDatabase database;

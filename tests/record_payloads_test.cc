@@ -16,6 +16,7 @@
 #include "engine/records/payloads.h"
 #include "engine/state/hub_state.h"
 #include "parley/schemas/log_generated.h"
+#include "schemas/record.h"
 #include "schemas/record_builder.h"
 
 namespace parley {
@@ -297,7 +298,8 @@ TEST_CASE("schema 2 writes one record kind per agent mutation, and folds it") {
   CHECK(kind_of(observed) == schema::Body::ObservationRecorded);
   REQUIRE(state.apply(5, observed));
   CHECK(state.registry.find("a-1")->observed_tasks.contains("task-3"));
-  CHECK(schema::GetRecord(observed.data())->schema_version() == 2);
+  CHECK(schema::GetRecord(observed.data())->schema_version() ==
+        schema::kSchemaVersion);
 }
 
 }  // namespace

@@ -223,6 +223,39 @@ TEST_CASE(
   CHECK(by_channel.error().message.starts_with("log sequence 3:"));
 }
 
+TEST_CASE("a stored record whose checksum fails names its log sequence") {
+  testing::ScratchDir dir;
+  std::string record;
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 5);
+    opened.store->read(4, 4, [&](auto, std::string_view bytes) {
+      record = bytes;
+      return true;
+    });
+  }
+  // A digit of created_at, 2026 -> 2027: the FlatBuffer stays valid, only
+  // the checksum tells.
+  const std::size_t year = record.find("2026-01-01T");
+  REQUIRE(year != std::string::npos);
+  record[year + 3] = '7';
+  RawStore(dir.path()).put(1, log::rocksdb_layout::encode_be64(4), record);
+
+  auto reopened = open_store(dir.path());
+  auto read =
+      reopened.store->read(1, kLastSequence, [](auto, auto) { return true; });
+  REQUIRE_FALSE(read.has_value());
+  CHECK(read.error().code == ErrorCode::kCorruption);
+  CHECK_MESSAGE(read.error().message.starts_with(
+                    "log sequence 4: checksum mismatch (stored 0x"),
+                read.error().message);
+  auto by_channel = reopened.store->read_channel(
+      "c1", 4, 4, [](auto, auto, auto) { return true; });
+  REQUIRE_FALSE(by_channel.has_value());
+  CHECK(by_channel.error().message.starts_with(
+      "log sequence 4: checksum mismatch"));
+}
+
 TEST_CASE("a store of a newer format version is refused") {
   testing::ScratchDir dir;
   { open_store(dir.path()); }

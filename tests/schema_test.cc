@@ -2,10 +2,14 @@
 #include <doctest/doctest.h>
 #include <flatbuffers/flexbuffers.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include <random>
 
 #include "parley/schemas/log_generated.h"
 #include "schemas/record.h"
+#include "schemas/record_checksum.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -172,7 +176,115 @@ TEST_CASE("a record of a newer schema version is refused") {
   std::string record = testing::text_record("c", "x");
   schema::GetMutableRecord(record.data())
       ->mutate_schema_version(schema::kSchemaVersion + 1);
-  CHECK_FALSE(schema::verify_record(record).has_value());
+  REQUIRE(schema::stamp_sequences(record, {1, 1}));
+  auto verified = schema::verify_record(record);
+  REQUIRE_FALSE(verified.has_value());
+  CHECK(verified.error().kind == schema::RecordFault::Kind::kNewerSchema);
+  CHECK(verified.error().describe(record.size()) ==
+        "record of schema version 4, newer than the 3 this build reads");
+}
+
+TEST_CASE("the checksum is XXH3-64 of the record without its own 8 bytes") {
+  std::string record = testing::text_record("c", "checked");
+  REQUIRE(schema::stamp_sequences(record, {12, 3}));
+  auto at = schema::record_checksum_offset(record);
+  REQUIRE(at.has_value());
+  std::string covered = record.substr(0, *at) + record.substr(*at + 8);
+  CHECK(schema::stored_checksum(record, *at) ==
+        XXH3_64bits(covered.data(), covered.size()));
+  CHECK(schema::GetRecord(record.data())->checksum() ==
+        XXH3_64bits(covered.data(), covered.size()));
+}
+
+TEST_CASE("stamping the sequences stamps the checksum over them") {
+  std::string record = testing::text_record("c", "x");
+  const std::uint64_t unstamped = schema::GetRecord(record.data())->checksum();
+  CHECK(schema::verify_record(record).has_value());
+  REQUIRE(schema::stamp_sequences(record, {41, 7}));
+  CHECK(schema::GetRecord(record.data())->checksum() != unstamped);
+  CHECK(schema::verify_record(record).has_value());
+  // Sequences written without the checksum are damage.
+  schema::GetMutableRecord(record.data())->mutate_log_sequence(42);
+  auto verified = schema::verify_record(record);
+  REQUIRE_FALSE(verified.has_value());
+  CHECK(verified.error().kind == schema::RecordFault::Kind::kChecksumMismatch);
+}
+
+TEST_CASE("every single flipped byte of a stamped record is refused") {
+  std::string record = testing::text_record("c", "a payload of some length");
+  REQUIRE(schema::stamp_sequences(record, {5, 2}));
+  int by_checksum = 0;
+  for (std::size_t at = 0; at < record.size(); ++at) {
+    for (int bit = 0; bit < 8; ++bit) {
+      INFO("byte " << at << " bit " << bit << " of " << record.size());
+      std::string damaged = record;
+      damaged[at] = static_cast<char>(damaged[at] ^ (1 << bit));
+      auto verified = schema::verify_record(damaged);
+      REQUIRE_FALSE(verified.has_value());
+      if (verified.error().kind ==
+          schema::RecordFault::Kind::kChecksumMismatch) {
+        ++by_checksum;
+      }
+    }
+  }
+  // Most flips leave a valid FlatBuffer: only the checksum sees them.
+  MESSAGE(by_checksum << " of " << record.size() * 8
+                      << " flips refused by the checksum");
+  CHECK(by_checksum > 0);
+}
+
+TEST_CASE("a checksum mismatch is described with both values") {
+  std::string record = testing::text_record("c", "abc");
+  REQUIRE(schema::stamp_sequences(record, {1, 1}));
+  record[record.find("abc")] = 'x';
+  auto verified = schema::verify_record(record);
+  REQUIRE_FALSE(verified.has_value());
+  const std::string text = verified.error().describe(record.size());
+  CHECK(text.starts_with("checksum mismatch (stored 0x"));
+  CHECK(text.find(", computed 0x") != std::string::npos);
+  CHECK(text.ends_with("the record's " + std::to_string(record.size()) +
+                       " bytes are damaged"));
+}
+
+// A record as schemas 1 and 2 wrote it: no checksum field.
+std::string record_without_checksum(std::uint16_t schema_version) {
+  flatbuffers::FlatBufferBuilder builder;
+  builder.ForceDefaults(true);
+  auto agent =
+      schema::CreateAgentUnregistered(builder, builder.CreateString("a1"));
+  schema::RecordBuilder root(builder);
+  root.add_schema_version(schema_version);
+  root.add_log_sequence(9);
+  root.add_channel_sequence(0);
+  root.add_body_type(schema::Body::AgentUnregistered);
+  root.add_body(agent.Union());
+  schema::FinishRecordBuffer(builder, root.Finish());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+                     builder.GetSize());
+}
+
+TEST_CASE("records of schemas 1 and 2 carry no checksum and still verify") {
+  for (std::uint16_t version : {1, 2}) {
+    INFO("schema " << version);
+    std::string record = record_without_checksum(version);
+    CHECK_FALSE(schema::record_checksum_offset(record).has_value());
+    auto verified = schema::verify_record(record);
+    REQUIRE(verified.has_value());
+    CHECK(verified->log_sequence == 9);
+    // Stamping an old record leaves it without a checksum.
+    REQUIRE(schema::stamp_sequences(record, {10, 0}));
+    CHECK(schema::verify_record(record)->log_sequence == 10);
+  }
+}
+
+TEST_CASE("a record of schema 3 without a checksum is refused") {
+  std::string record = record_without_checksum(3);
+  auto verified = schema::verify_record(record);
+  REQUIRE_FALSE(verified.has_value());
+  CHECK(verified.error().kind == schema::RecordFault::Kind::kNoChecksum);
+  CHECK(verified.error()
+            .describe(record.size())
+            .starts_with("record of schema version 3 carries no checksum"));
 }
 
 TEST_CASE("bytes without the file identifier fail verification") {

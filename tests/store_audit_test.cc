@@ -140,6 +140,29 @@ TEST_CASE("a byte flipped inside a record is named by its log sequence") {
         std::string::npos);
 }
 
+TEST_CASE("a record damaged past the Verifier is named by its checksum") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  {
+    RawStore raw(dir.path());
+    std::string value;
+    const std::string key = layout::encode_be64(7);
+    REQUIRE(raw.db().Get(rocksdb::ReadOptions(), raw.log(), key, &value).ok());
+    value.back() ^= 0x01;  // the last byte of a string: still a FlatBuffer
+    REQUIRE(raw.db().Put(rocksdb::WriteOptions(), raw.log(), key, value).ok());
+  }
+  replay::AuditReport report = audit(dir.path());
+  const std::string problems = all_problems(report);
+  CHECK_MESSAGE(problems.find("log sequence 7: checksum mismatch (stored 0x") !=
+                    std::string::npos,
+                problems);
+  Run run = parley("audit -o text --data " + dir.path().string());
+  CHECK(run.exit_code == 65);
+  CHECK_MESSAGE(
+      run.out.find("log sequence 7: checksum mismatch") != std::string::npos,
+      run.out);
+}
+
 TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
   testing::ScratchDir dir;
   play_tour(dir.path());

@@ -1,0 +1,43 @@
+#include "schemas/record_checksum.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "parley/schemas/log_generated.h"
+
+namespace parley::schema {
+
+std::optional<std::size_t> record_checksum_offset(std::string_view record) {
+  const auto* table = flatbuffers::GetRoot<flatbuffers::Table>(record.data());
+  const flatbuffers::voffset_t field =
+      table->GetOptionalFieldOffset(Record::VT_CHECKSUM);
+  if (field == 0) return std::nullopt;
+  return static_cast<std::size_t>(reinterpret_cast<const char*>(table) + field -
+                                  record.data());
+}
+
+std::uint64_t record_checksum(std::string_view record, std::size_t offset) {
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, record.data(), offset);
+  const std::size_t after = offset + sizeof(std::uint64_t);
+  XXH3_64bits_update(&state, record.data() + after, record.size() - after);
+  return XXH3_64bits_digest(&state);
+}
+
+std::uint64_t stored_checksum(std::string_view record, std::size_t offset) {
+  std::uint64_t stored = 0;
+  std::memcpy(&stored, record.data() + offset, sizeof stored);
+  return flatbuffers::EndianScalar(stored);
+}
+
+void stamp_checksum(std::span<char> record, std::size_t offset) {
+  const std::uint64_t checksum = flatbuffers::EndianScalar(
+      record_checksum({record.data(), record.size()}, offset));
+  std::memcpy(record.data() + offset, &checksum, sizeof checksum);
+}
+
+}  // namespace parley::schema
