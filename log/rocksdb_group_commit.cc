@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "log/rocksdb_clean_close.h"
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_store.h"
 
@@ -300,12 +301,24 @@ Result<void> RocksDbLogStore::close() {
   }
   appended_.notify_all();
   appended_.wait(lock, [&] { return !leader_active_; });
+  // A clean close: every acked record is synced, so the mark may promise
+  // them (rocksdb_clean_close.h).
+  bool clean = !read_only_ && !failed_ && !no_space_ && database_.db &&
+               !(database_.wal_seal_sync && database_.wal_seal_sync->failure());
+  if (clean && options_.durability == Durability::kAsync) {
+    clean = database_.db->SyncWAL().ok();
+  }
   rocksdb::Status status;
   {
     std::lock_guard catching_up(catch_up_mutex_);
     status = database_.close();
   }
   if (!status.ok()) return io_error("closing the log store", status);
+  if (clean) {
+    rocksdb::Env& env =
+        options_.env != nullptr ? *options_.env : *rocksdb::Env::Default();
+    return write_clean_close(env, directory_, last_sequence_);
+  }
   return {};
 }
 

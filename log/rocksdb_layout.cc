@@ -2,6 +2,11 @@
 
 namespace parley::log::rocksdb_layout {
 
+bool readable_format_version(std::string_view version) {
+  return version.size() == 1 && version >= kOldestFormatVersion &&
+         version <= kFormatVersion;
+}
+
 std::string encode_be64(std::uint64_t value) {
   std::string bytes(8, '\0');
   for (int i = 7; i >= 0; --i, value >>= 8) {

@@ -5,7 +5,7 @@
 //   log            be64 log_sequence                 Record FlatBuffer
 //   channel_index  u8 n | channel id (n) | be64 seq  be64 log_sequence
 //   idempotency    idempotency key bytes             be64 log_sequence
-//   meta           "format_version"                  decimal, e.g. "2"
+//   meta           "format_version"                  decimal, e.g. "3"
 //   default        (unused; RocksDB requires it)
 //
 //   be64 = unsigned 64-bit big-endian, so byte order = numeric order and a
@@ -30,12 +30,19 @@ inline constexpr std::string_view kIdempotencyFamily = "idempotency";
 inline constexpr std::string_view kMetaFamily = "meta";
 inline constexpr std::string_view kFormatVersionKey = "format_version";
 // The store's format: 1 holds records of schema 1 only; 2 may hold records
-// of schema 2 (schemas/record.h). This build reads both. A read-write open
-// marks a version-1 store 2 before anything is appended, so a build that
-// reads only version 1 refuses the store instead of meeting a record kind
-// it does not know.
-inline constexpr std::string_view kFormatVersion = "2";
+// of schema 2; 3 may hold records of schema 3, which carry a checksum
+// (schemas/record.h). This build reads all three, each record by its own
+// schema version: a store of format 1 or 2 keeps its old records, without
+// checksums, and they are read as before. A read-write open marks a store
+// of format 1 or 2 as 3 before anything is appended, so that a build that
+// reads only older formats refuses the store by name instead of meeting
+// records it takes for damage; a read-only open leaves it as it is.
+inline constexpr std::string_view kFormatVersion = "3";
 inline constexpr std::string_view kOldestFormatVersion = "1";
+
+// Whether this build reads a store of format `version` (kOldestFormatVersion
+// to kFormatVersion, single decimal digits).
+bool readable_format_version(std::string_view version);
 
 std::string encode_be64(std::uint64_t value);
 // nullopt unless `bytes` is exactly 8 bytes.

@@ -21,7 +21,11 @@
 // acked. A damaged record before the end of the WAL, WAL files that skip
 // log sequences (an older one lost records a newer one follows), or a
 // damaged table file, is refused: open fails with kCorruption naming the
-// damage, and nothing is cut away.
+// damage, and nothing is cut away. A store that was closed cleanly cannot
+// have a torn tail: close() leaves a mark naming its last log sequence
+// (log/rocksdb_clean_close.h), and the open after it refuses any damage to
+// the WAL, its end included, and any store holding fewer records than the
+// mark names.
 //
 // Creation is atomic as users see it: a store whose creation a crash cut
 // short holds no record and is completed by the next open.
@@ -100,8 +104,10 @@ bool store_is_locked(const std::filesystem::path& directory);
 // it), which the next read-write open will drop; nullopt when the WAL ends
 // cleanly, or when another process holds the store (a live writer's WAL
 // may end mid-record). Reads the whole WAL. Fails with kCorruption when
-// the WAL is damaged before its end or its files skip log sequences, or
-// kIoError.
+// the WAL is damaged before its end, when it ends with an incomplete
+// record although the store was closed cleanly (damage, not a torn tail:
+// the next open refuses it), when its files skip log sequences or a table
+// file is damaged; or kIoError.
 Result<std::optional<std::string>> find_torn_wal_tail(
     const std::filesystem::path& directory);
 

@@ -11,9 +11,12 @@
 
 #include <algorithm>
 
+#include "log/rocksdb_clean_close.h"
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
+#include "log/rocksdb_manifest_check.h"
 #include "log/rocksdb_store.h"
+#include "log/rocksdb_table_check.h"
 
 namespace parley::log {
 namespace {
@@ -63,8 +66,10 @@ std::optional<std::string> table_file_named(std::string_view message) {
 // Why RocksDB refused to open `directory` with `status` (a corruption),
 // naming what is damaged and what happened: nothing. `gap`: how the WAL
 // files skip log sequences, when that is what stopped the open.
+// `clean_close`: the last log sequence of the store's clean-close mark.
 Error damage_refusal(const fs::path& directory, const rocksdb::Status& status,
-                     const std::optional<std::string>& gap) {
+                     const std::optional<std::string>& gap,
+                     std::optional<std::uint64_t> clean_close) {
   const std::string detail = status.ToString();
   std::string what;
   if (gap) {
@@ -73,6 +78,12 @@ Error damage_refusal(const fs::path& directory, const rocksdb::Status& status,
     what = "the table file " + *table + " is damaged";
   } else if (detail.find("MANIFEST") != std::string::npos) {
     what = "the MANIFEST (RocksDB's list of the store's files) is damaged";
+  } else if (clean_close) {
+    what =
+        "the RocksDB WAL is damaged (the store was closed cleanly at log "
+        "sequence " +
+        std::to_string(*clean_close) +
+        ", so a damaged record at its end is not a torn tail)";
   } else {
     what = "the RocksDB WAL is damaged before its end";
   }
@@ -112,7 +123,8 @@ namespace rocksdb_backend {
 
 Result<Database> open_recovering(const fs::path& directory,
                                  const RocksDbOptions& store_options,
-                                 bool creating, RecoveryReport& report) {
+                                 bool creating, RecoveryReport& report,
+                                 std::optional<std::uint64_t> clean_close) {
   rocksdb::Options options = base_options(store_options);
   options.create_if_missing = creating;
   options.create_missing_column_families = creating;
@@ -138,13 +150,17 @@ Result<Database> open_recovering(const fs::path& directory,
   if (!strict.IsCorruption()) {
     return io_error("opening " + directory.string(), strict);
   }
+  if (clean_close) {
+    return std::unexpected(damage_refusal(
+        directory, strict, database.replay_check->gap(), clean_close));
+  }
   options.wal_recovery_mode =
       rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   rocksdb::Status tolerant =
       open_database(directory, options, seal_sync, database);
   if (!tolerant.ok()) {
-    return std::unexpected(
-        damage_refusal(directory, tolerant, database.replay_check->gap()));
+    return std::unexpected(damage_refusal(
+        directory, tolerant, database.replay_check->gap(), std::nullopt));
   }
   report.torn_tail = true;
   report.detail = strict.ToString();
@@ -155,17 +171,62 @@ Result<Database> open_recovering(const fs::path& directory,
 
 Result<OpenedLogStore> open_rocksdb_log_store(const fs::path& directory,
                                               const RocksDbOptions& options) {
+  rocksdb::Env& env =
+      options.env != nullptr ? *options.env : *rocksdb::Env::Default();
+  // Before RocksDB reads anything (listing the column families reads the
+  // MANIFEST). A store another process holds has no mark, and its files
+  // may be half written, which these checks pass over; it is refused as
+  // busy below. (No store_is_locked() probe here: closing the probe's
+  // descriptor would release a lock this process holds on the store.)
+  std::optional<std::uint64_t> clean_close;
+  {
+    auto refused = [&](const Error& error) {
+      return std::unexpected(Error{
+          error.code, "refusing to open " + directory.string() + ": " +
+                          error.message + "; nothing was changed or dropped"});
+    };
+    if (auto tables = check_table_files(directory); !tables) {
+      return refused(tables.error());
+    }
+    auto mark = read_clean_close(env, directory);
+    if (!mark) return std::unexpected(mark.error());
+    clean_close = *mark;
+    // After a clean close the MANIFEST cannot end mid-record either.
+    if (auto manifest = check_manifest(directory, clean_close.has_value());
+        !manifest) {
+      return refused(manifest.error());
+    }
+  }
   auto creating = needs_creating(directory, options);
   if (!creating) return std::unexpected(creating.error());
   RecoveryReport report{.created = *creating};
-  auto database = open_recovering(directory, options, *creating, report);
+  auto database =
+      open_recovering(directory, options, *creating, report, clean_close);
   if (!database) return std::unexpected(database.error());
   auto last = find_last_sequence(*database);
   if (!last) return std::unexpected(last.error());
+  if (clean_close && *last < *clean_close) {
+    return std::unexpected(Error{
+        ErrorCode::kCorruption,
+        "refusing to open " + directory.string() +
+            ": it was closed cleanly at log sequence " +
+            std::to_string(*clean_close) +
+            ", but its files hold records "
+            "only up to " +
+            std::to_string(*last) + ": log sequences " +
+            std::to_string(*last + 1) + ".." + std::to_string(*clean_close) +
+            " are lost (RocksDB dropped them as an incomplete MANIFEST or "
+            "WAL tail, so one of those files is damaged)"});
+  }
   if (auto version = check_format_version(*database, *last == 0,
                                           /*read_only=*/false);
       !version) {
     return std::unexpected(version.error());
+  }
+  if (clean_close) {
+    if (auto removed = remove_clean_close(env, directory); !removed) {
+      return std::unexpected(removed.error());
+    }
   }
   return OpenedLogStore{
       std::make_unique<RocksDbLogStore>(std::move(*database), directory,

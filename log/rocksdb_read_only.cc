@@ -17,8 +17,11 @@
 #include <set>
 #include <thread>
 
+#include "log/rocksdb_clean_close.h"
 #include "log/rocksdb_log_store.h"
+#include "log/rocksdb_manifest_check.h"
 #include "log/rocksdb_store.h"
+#include "log/rocksdb_table_check.h"
 
 namespace parley::log {
 namespace {
@@ -120,6 +123,19 @@ Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
                   ": its creation was cut short before it held anything (the "
                   "next read-write open completes it)"});
   }
+  if (auto tables = check_table_files(directory); !tables) {
+    return std::unexpected(tables.error());
+  }
+  // A clean-close mark says nobody writes the store (a writer removes it
+  // as it opens), so its MANIFEST must be whole: a secondary reads it as a
+  // file still growing and may wait forever on a damaged end. Without a
+  // mark a writer may be mid-record. (Not store_is_locked(): closing its
+  // probe would release a lock this process may hold on the store.)
+  auto mark = read_clean_close(*rocksdb::Env::Default(), directory);
+  if (!mark) return std::unexpected(mark.error());
+  if (auto manifest = check_manifest(directory, mark->has_value()); !manifest) {
+    return std::unexpected(manifest.error());
+  }
   Database database;
   rocksdb::DB* db = nullptr;
   // With an info log given, RocksDB 7 never touches the secondary path.
@@ -135,6 +151,21 @@ Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
   }
   auto last = find_last_sequence(database);
   if (!last) return std::unexpected(last.error());
+  // A closed store is checked against its clean-close mark as the next
+  // read-write open will check it.
+  {
+    if (*mark && *last < **mark) {
+      return std::unexpected(Error{
+          ErrorCode::kCorruption,
+          "the store at " + directory.string() +
+              " was closed cleanly at log sequence " + std::to_string(**mark) +
+              ", but its files hold records only up to " +
+              std::to_string(*last) + ": log sequences " +
+              std::to_string(*last + 1) + ".." + std::to_string(**mark) +
+              " are lost (an incomplete MANIFEST or WAL tail: one of those "
+              "files is damaged)"});
+    }
+  }
   if (auto version = check_format_version(database, *last == 0,
                                           /*read_only=*/true);
       !version) {
@@ -163,6 +194,14 @@ bool store_is_locked(const fs::path& directory) {
 Result<std::optional<std::string>> find_torn_wal_tail(
     const fs::path& directory) {
   if (store_is_locked(directory)) return std::nullopt;
+  if (auto tables = check_table_files(directory); !tables) {
+    return std::unexpected(tables.error());
+  }
+  auto mark = read_clean_close(*rocksdb::Env::Default(), directory);
+  if (!mark) return std::unexpected(mark.error());
+  if (auto manifest = check_manifest(directory, mark->has_value()); !manifest) {
+    return std::unexpected(manifest.error());
+  }
   std::vector<std::string> names;
   rocksdb::Options options;
   options.info_log = std::make_shared<SilentLogger>();
@@ -199,6 +238,15 @@ Result<std::optional<std::string>> find_torn_wal_tail(
   }
   if (!tolerant.ok()) {
     return io_error("reading the WAL of " + directory.string(), tolerant);
+  }
+  if (*mark) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              "reading the WAL of " + directory.string() +
+                  ": it ends with a damaged record (" + strict.ToString() +
+                  "), although the store was closed cleanly at log sequence " +
+                  std::to_string(**mark) +
+                  ": not a torn tail; the next open refuses the store"});
   }
   return strict.ToString();
 }

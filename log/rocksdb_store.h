@@ -25,10 +25,13 @@ namespace parley::log::rocksdb_backend {
 
 // Opens the existing store in `directory` read-write, replaying its WAL:
 // strictly first, then, if that finds damage, tolerating only a torn tail
-// (reported in `report`). `creating` also makes what is missing.
-Result<Database> open_recovering(const std::filesystem::path& directory,
-                                 const RocksDbOptions& options, bool creating,
-                                 RecoveryReport& report);
+// (reported in `report`) unless `clean_close` (the store's clean-close mark,
+// rocksdb_clean_close.h) says it has none. `creating` also makes what is
+// missing.
+Result<Database> open_recovering(
+    const std::filesystem::path& directory, const RocksDbOptions& options,
+    bool creating, RecoveryReport& report,
+    std::optional<std::uint64_t> clean_close = std::nullopt);
 
 class RocksDbLogStore final : public LogStore {
  public:

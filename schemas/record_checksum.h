@@ -35,4 +35,7 @@ std::uint64_t stored_checksum(std::string_view record, std::size_t offset);
 // Writes the checksum of `record` into its field at `offset`.
 void stamp_checksum(std::span<char> record, std::size_t offset);
 
+// XXH3-64, seed 0, of `bytes` (for other checksummed files of a store).
+std::uint64_t xxh3_64(std::string_view bytes);
+
 }  // namespace parley::schema

@@ -16,6 +16,7 @@
 
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
+#include "parley/schemas/log_generated.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -114,6 +115,7 @@ TEST_CASE("a torn WAL tail is tolerated and reported") {
     auto opened = open_store(dir.path());
     append_texts(*opened.store, 1, 30);
   }
+  testing::forget_clean_close(dir.path());  // as a crash leaves it
   fs::path wal = newest_wal(dir.path());
   fs::resize_file(wal, fs::file_size(wal) - 3);
 
@@ -149,12 +151,154 @@ TEST_CASE("a byte flipped mid-WAL refuses to open and names the damage") {
   REQUIRE_FALSE(reopened.has_value());
   CHECK(reopened.error().code == ErrorCode::kCorruption);
   MESSAGE("refused with: " << reopened.error().message);
-  CHECK(reopened.error().message.find("damaged before its end") !=
+  CHECK(reopened.error().message.find("the RocksDB WAL is damaged") !=
         std::string::npos);
   // Refusing changed nothing: the same damage is found again.
   auto again = log::open_rocksdb_log_store(dir.path());
   REQUIRE_FALSE(again.has_value());
   CHECK(again.error().code == ErrorCode::kCorruption);
+}
+
+TEST_CASE("a torn-looking WAL tail after a clean close is refused and kept") {
+  testing::ScratchDir dir;
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 30);
+  }
+  REQUIRE(fs::exists(dir.path() / "PARLEY-CLEAN-CLOSE"));
+  fs::path wal = newest_wal(dir.path());
+  const std::uintmax_t size = fs::file_size(wal);
+  fs::resize_file(wal, size - 3);
+  auto torn = log::find_torn_wal_tail(dir.path());
+  REQUIRE_FALSE(torn.has_value());
+  CHECK(torn.error().code == ErrorCode::kCorruption);
+  CHECK(torn.error().message.find("closed cleanly at log sequence 30") !=
+        std::string::npos);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto reopened = log::open_rocksdb_log_store(dir.path());
+    REQUIRE_FALSE(reopened.has_value());
+    CHECK(reopened.error().code == ErrorCode::kCorruption);
+    MESSAGE("refused with: " << reopened.error().message);
+    CHECK(reopened.error().message.find(
+              "closed cleanly at log sequence 30, so a damaged record at its "
+              "end is not a torn tail") != std::string::npos);
+    // Nothing was cut away.
+    CHECK(fs::file_size(wal) == size - 3);
+  }
+}
+
+TEST_CASE("the clean-close mark goes at open and comes back at close") {
+  testing::ScratchDir dir;
+  const fs::path mark = dir.path() / "PARLEY-CLEAN-CLOSE";
+  {
+    auto opened = open_store(dir.path());
+    append_texts(*opened.store, 1, 3);
+    CHECK_FALSE(fs::exists(mark));
+  }
+  std::ifstream text(mark);
+  std::string line;
+  REQUIRE(std::getline(text, line));
+  CHECK(line.starts_with("parley clean close: last log sequence 3, xxh3 "));
+  {
+    auto opened = open_store(dir.path());
+    CHECK_FALSE(fs::exists(mark));  // a crash now leaves no mark
+  }
+  CHECK(fs::exists(mark));
+  // A damaged mark is named, with the way out.
+  { std::ofstream(mark) << "parley clean close: last log sequence 4\n"; }
+  auto refused = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::kCorruption);
+  CHECK(refused.error().message.find("is damaged; remove it") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "a clean-closed store holding fewer records than its mark is refused") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 7); }  // marks 7
+  // A store whose files hold 1..5 under that mark, as if RocksDB had
+  // dropped the last two records with a damaged MANIFEST or WAL tail.
+  testing::ScratchDir copy;
+  {
+    auto opened = open_store(copy.path());
+    append_texts(*opened.store, 1, 5);
+  }
+  fs::copy_file(dir.path() / "PARLEY-CLEAN-CLOSE",
+                copy.path() / "PARLEY-CLEAN-CLOSE",
+                fs::copy_options::overwrite_existing);
+  auto reopened = log::open_rocksdb_log_store(copy.path());
+  REQUIRE_FALSE(reopened.has_value());
+  CHECK(reopened.error().code == ErrorCode::kCorruption);
+  CHECK_MESSAGE(reopened.error().message.find(
+                    "closed cleanly at log sequence 7, but its files hold "
+                    "records only up to 5: log sequences 6..7 are lost") !=
+                    std::string::npos,
+                reopened.error().message);
+  auto viewed = log::open_rocksdb_log_store_read_only(copy.path());
+  REQUIRE_FALSE(viewed.has_value());
+  CHECK(viewed.error().message.find("log sequences 6..7 are lost") !=
+        std::string::npos);
+}
+
+// The MANIFEST the store in `dir` uses (CURRENT names it).
+fs::path current_manifest(const fs::path& dir) {
+  std::ifstream current(dir / "CURRENT");
+  std::string name;
+  REQUIRE(std::getline(current, name));
+  return dir / name;
+}
+
+TEST_CASE("a MANIFEST cut short after a clean close is refused by every open") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 10); }
+  { append_texts(*open_store(dir.path()).store, 11, 12); }
+  const fs::path manifest = current_manifest(dir.path());
+  fs::resize_file(manifest, fs::file_size(manifest) - 3);
+  auto reopened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(reopened.has_value());
+  CHECK(reopened.error().code == ErrorCode::kCorruption);
+  CHECK_MESSAGE(
+      reopened.error().message.find(manifest.filename().string() +
+                                    " is damaged at byte") != std::string::npos,
+      reopened.error().message);
+  CHECK(reopened.error().message.find("ends with an incomplete record") !=
+        std::string::npos);
+  // The read-only view (a RocksDB secondary) and the audit's WAL check
+  // refuse it too, instead of waiting for the rest of the record.
+  auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE_FALSE(viewed.has_value());
+  CHECK(viewed.error().message.find("is damaged at byte") != std::string::npos);
+  auto torn = log::find_torn_wal_tail(dir.path());
+  REQUIRE_FALSE(torn.has_value());
+  CHECK(torn.error().message.find("is damaged at byte") != std::string::npos);
+}
+
+TEST_CASE("a MANIFEST record failing its checksum is refused naming the byte") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 10); }
+  const fs::path manifest = current_manifest(dir.path());
+  {
+    std::fstream file(manifest,
+                      std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(20);  // inside the first record's payload
+    char byte = 0;
+    file.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x10);
+    file.seekp(20);
+    file.write(&byte, 1);
+  }
+  testing::forget_clean_close(dir.path());  // damage, not a torn tail
+  auto reopened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(reopened.has_value());
+  CHECK(reopened.error().code == ErrorCode::kCorruption);
+  CHECK_MESSAGE(reopened.error().message.find(
+                    "is damaged at byte 0: a record fails its checksum") !=
+                    std::string::npos,
+                reopened.error().message);
+  auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE_FALSE(viewed.has_value());
+  CHECK(viewed.error().code == ErrorCode::kCorruption);
 }
 
 // Direct RocksDB access to a closed store, for damage the WAL cannot show.
@@ -256,30 +400,135 @@ TEST_CASE("a stored record whose checksum fails names its log sequence") {
       "log sequence 4: checksum mismatch"));
 }
 
+// The table files of the store in `dir`.
+std::vector<fs::path> table_files(const fs::path& dir) {
+  std::vector<fs::path> tables;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".sst") tables.push_back(entry.path());
+  }
+  std::ranges::sort(tables);
+  return tables;
+}
+
+// The offset of a table file's metaindex block, from its footer.
+std::uint64_t metaindex_offset(const fs::path& table) {
+  std::ifstream file(table, std::ios::binary);
+  file.seekg(-53, std::ios::end);
+  char footer[53];
+  REQUIRE(file.read(footer, sizeof footer));
+  std::uint64_t offset = 0;
+  int shift = 0;
+  for (std::size_t at = 1; at < sizeof footer; ++at, shift += 7) {
+    const auto byte = static_cast<std::uint8_t>(footer[at]);
+    offset |= std::uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  return offset;
+}
+
+TEST_CASE(
+    "a damaged table properties block is refused naming the file and no "
+    "crash") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 20); }
+  { open_store(dir.path()); }  // recovery moves the WAL into table files
+  const std::vector<fs::path> tables = table_files(dir.path());
+  REQUIRE_FALSE(tables.empty());
+  // The properties block comes right before the metaindex block and its
+  // 5-byte trailer; its last 4 bytes hold its restart count, whose top
+  // bit says "hash index": RocksDB 7.8 parses that before checking the
+  // block and asserts.
+  const fs::path table = tables.front();
+  const std::uint64_t at = metaindex_offset(table) - 5 - 1;
+  {
+    std::fstream file(table, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(static_cast<std::streamoff>(at));
+    char byte = 0;
+    file.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x80);
+    file.seekp(static_cast<std::streamoff>(at));
+    file.write(&byte, 1);
+  }
+  const std::string name = table.filename().string();
+  auto reopened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(reopened.has_value());
+  CHECK(reopened.error().code == ErrorCode::kCorruption);
+  CHECK_MESSAGE(reopened.error().message.find(
+                    "the table file " + name +
+                    " is damaged: its properties block fails its checksum") !=
+                    std::string::npos,
+                reopened.error().message);
+  auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE_FALSE(viewed.has_value());
+  CHECK(viewed.error().message.find(name) != std::string::npos);
+  auto torn = log::find_torn_wal_tail(dir.path());
+  REQUIRE_FALSE(torn.has_value());
+  CHECK(torn.error().message.find(name) != std::string::npos);
+}
+
 TEST_CASE("a store of a newer format version is refused") {
   testing::ScratchDir dir;
   { open_store(dir.path()); }
-  RawStore(dir.path()).put(4, "format_version", "3");
+  RawStore(dir.path()).put(4, "format_version", "4");
   auto reopened = log::open_rocksdb_log_store(dir.path());
   REQUIRE_FALSE(reopened.has_value());
   CHECK(reopened.error().code == ErrorCode::kVersionMismatch);
   CHECK(reopened.error().message ==
-        "store format version 3, this build reads versions 1 to 2");
+        "store format version 4, this build reads versions 1 to 3");
+}
+
+// A record as schemas 1 and 2 wrote it, without a checksum field.
+std::string record_without_checksum(std::uint16_t schema_version,
+                                    std::uint64_t log_sequence) {
+  flatbuffers::FlatBufferBuilder builder;
+  builder.ForceDefaults(true);
+  auto body =
+      schema::CreateAgentUnregistered(builder, builder.CreateString("a1"));
+  schema::RecordBuilder root(builder);
+  root.add_schema_version(schema_version);
+  root.add_log_sequence(log_sequence);
+  root.add_channel_sequence(0);
+  root.add_body_type(schema::Body::AgentUnregistered);
+  root.add_body(body.Union());
+  schema::FinishRecordBuffer(builder, root.Finish());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+                     builder.GetSize());
 }
 
 TEST_CASE(
-    "a version-1 store is read, and marked version 2 when opened to write") {
-  testing::ScratchDir dir;
-  { append_texts(*open_store(dir.path()).store, 1, 1); }
-  RawStore(dir.path()).put(4, "format_version", "1");
-  {
-    auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
-    REQUIRE_MESSAGE(viewed.has_value(), testing::error_message(viewed));
-    CHECK((*viewed)->last_sequence() == 1);
+    "stores of formats 1 and 2 are read with their unchecksummed records "
+    "and marked 3 when opened to write") {
+  for (std::uint16_t version : {1, 2}) {
+    CAPTURE(version);
+    const std::string format = std::to_string(version);
+    testing::ScratchDir dir;
+    { append_texts(*open_store(dir.path()).store, 1, 1); }
+    {
+      RawStore raw(dir.path());
+      raw.put(4, "format_version", format);
+      raw.put(1, log::rocksdb_layout::encode_be64(2),
+              record_without_checksum(version, 2));
+    }
+    {
+      auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
+      REQUIRE_MESSAGE(viewed.has_value(), testing::error_message(viewed));
+      CHECK((*viewed)->last_sequence() == 2);
+      CHECK((*viewed)->read(1, kLastSequence, [](auto, auto) { return true; }));
+    }
+    CHECK(RawStore(dir.path()).get(4, "format_version") == format);
+    {
+      auto opened = open_store(dir.path());
+      CHECK(opened.store->last_sequence() == 2);
+      append_texts(*opened.store, 3, 3);
+      std::vector<std::uint64_t> read;
+      CHECK(opened.store->read(1, kLastSequence, [&](auto sequence, auto) {
+        read.push_back(sequence);
+        return true;
+      }));
+      CHECK(read == std::vector<std::uint64_t>{1, 2, 3});
+    }
+    CHECK(RawStore(dir.path()).get(4, "format_version") == "3");
   }
-  CHECK(RawStore(dir.path()).get(4, "format_version") == "1");
-  CHECK(open_store(dir.path()).store->last_sequence() == 1);
-  CHECK(RawStore(dir.path()).get(4, "format_version") == "2");
 }
 
 TEST_CASE("a RocksDB database that is not a Parley store is refused") {
@@ -400,7 +649,8 @@ TEST_CASE("a store already open elsewhere is busy") {
   auto first = open_store(dir.path());
   auto second = log::open_rocksdb_log_store(dir.path());
   REQUIRE_FALSE(second.has_value());
-  CHECK(second.error().code == ErrorCode::kBusy);
+  CHECK_MESSAGE(second.error().code == ErrorCode::kBusy,
+                second.error().message);
 }
 
 TEST_CASE("a deferred batch is neither acked nor readable until a flush") {

@@ -44,6 +44,10 @@ log::AppendEntry text_entry(std::string_view channel, std::string_view text,
           .idempotency_key = std::string(idempotency_key)};
 }
 
+void forget_clean_close(const std::filesystem::path& dir) {
+  std::filesystem::remove(dir / "PARLEY-CLEAN-CLOSE");
+}
+
 ScratchDir::ScratchDir() {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "parley-test-XXXXXX").string();

@@ -39,6 +39,11 @@ struct CommandRun {
 // Runs `command` through /bin/sh with stdin from /dev/null.
 CommandRun run_command(const std::string& command);
 
+// Leaves the closed RocksDB store in `dir` as a crash would have: without
+// its clean-close mark (log/rocksdb_clean_close.h), so that a torn WAL
+// tail made afterwards is tolerated as a crash's.
+void forget_clean_close(const std::filesystem::path& dir);
+
 // A fresh directory under the system temp dir, removed with its contents
 // when the object goes.
 class ScratchDir {

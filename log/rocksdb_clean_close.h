@@ -1,0 +1,54 @@
+// Internal to the RocksDB backend: the clean-close mark, which tells a torn
+// WAL tail (a crash mid-write: tolerated and reported) from damage at the
+// WAL's end (refused).
+//
+// RocksDB cannot tell them apart. A WAL record whose length byte was
+// flipped so that it seems to run past the end of the file looks exactly
+// like one a crash cut short, and kTolerateCorruptedTailRecords drops it
+// and everything after it; RocksDB also drops an incomplete last MANIFEST
+// entry without a word, whatever made it incomplete. A store that was
+// closed cleanly has no torn tail, so:
+//   * close() writes the mark once RocksDB has closed with every acked
+//     record synced, naming the last log sequence;
+//   * a read-write open that finds the mark replays the WAL strictly only
+//     (any WAL damage is refused: nothing is dropped, nothing changed),
+//     refuses a store that holds fewer records than the mark names, and
+//     removes the mark before the first append, so that a crash later in
+//     that session leaves none;
+//   * the read-only views (`parley audit`, `parley log info`) report the
+//     same: a torn tail under a mark is damage.
+//
+//   file   <store>/PARLEY-CLEAN-CLOSE, written through the store's
+//          rocksdb::Env (a temporary file synced, renamed, the directory
+//          synced)
+//   bytes  "parley clean close: last log sequence <N>, xxh3 <16 hex>\n",
+//          xxh3 being XXH3-64 of the text before ", xxh3"
+#pragma once
+
+#include <rocksdb/env.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+#include "log/error.h"
+
+namespace parley::log::rocksdb_backend {
+
+inline constexpr std::string_view kCleanCloseFile = "PARLEY-CLEAN-CLOSE";
+
+// The last log sequence the mark in `directory` names; nullopt when there
+// is none. kCorruption when it is damaged (naming it, and that removing it
+// opens the store as after a crash).
+Result<std::optional<std::uint64_t>> read_clean_close(
+    rocksdb::Env& env, const std::filesystem::path& directory);
+
+Result<void> write_clean_close(rocksdb::Env& env,
+                               const std::filesystem::path& directory,
+                               std::uint64_t last_sequence);
+
+// Removes the mark, if any, durably.
+Result<void> remove_clean_close(rocksdb::Env& env,
+                                const std::filesystem::path& directory);
+
+}  // namespace parley::log::rocksdb_backend

@@ -1,0 +1,124 @@
+#include "log/rocksdb_manifest_check.h"
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace parley::log::rocksdb_backend {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kBlockSize = 32768;
+constexpr std::size_t kHeaderSize = 7;
+
+// CRC32C (Castagnoli), as RocksDB's crc32c::Value and Mask compute it.
+class Crc32c {
+ public:
+  Crc32c() {
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t crc = i;
+      for (int bit = 0; bit < 8; ++bit) {
+        crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
+      }
+      table_[i] = crc;
+    }
+  }
+  std::uint32_t masked(std::string_view bytes) const {
+    std::uint32_t crc = 0xffffffffu;
+    for (char byte : bytes) {
+      crc =
+          table_[(crc ^ static_cast<std::uint8_t>(byte)) & 0xffu] ^ (crc >> 8);
+    }
+    crc ^= 0xffffffffu;
+    return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+  }
+
+ private:
+  std::array<std::uint32_t, 256> table_{};
+};
+
+std::uint32_t fixed(std::string_view bytes, std::size_t at, int width) {
+  std::uint32_t value = 0;
+  for (int i = width - 1; i >= 0; --i) {
+    value = value << 8 | static_cast<std::uint8_t>(bytes[at + i]);
+  }
+  return value;
+}
+
+}  // namespace
+
+Result<void> check_manifest(const fs::path& directory, bool complete) {
+  std::ifstream current_file(directory / "CURRENT");
+  std::string current;
+  if (!current_file || !std::getline(current_file, current) ||
+      !current.starts_with("MANIFEST-") ||
+      current.find('/') != std::string::npos) {
+    return {};
+  }
+  const fs::path path = directory / current;
+  std::ifstream file(path, std::ios::binary);
+  std::error_code missing;
+  if (!file && !fs::exists(path, missing)) {
+    return {};  // a live writer moved to a new MANIFEST: RocksDB's to read
+  }
+  if (!file) {
+    return std::unexpected(
+        Error{ErrorCode::kIoError, "reading " + path.string()});
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(file)),
+                          std::istreambuf_iterator<char>());
+  if (file.bad()) {
+    return std::unexpected(
+        Error{ErrorCode::kIoError, "reading " + path.string()});
+  }
+  auto damaged = [&](std::size_t at, const std::string& what) {
+    return std::unexpected(Error{ErrorCode::kCorruption,
+                                 "the MANIFEST (RocksDB's list of the "
+                                 "store's files) " +
+                                     current + " is damaged at byte " +
+                                     std::to_string(at) + ": " + what});
+  };
+  static const Crc32c crc32c;
+  std::size_t at = 0;
+  while (at < bytes.size()) {
+    const std::size_t block_left = kBlockSize - at % kBlockSize;
+    if (block_left < kHeaderSize) {
+      if (bytes.find_first_not_of('\0', at) < at + block_left) {
+        return damaged(at, "a block's padding is not zeros");
+      }
+      at += block_left;
+      continue;
+    }
+    if (bytes.size() - at < kHeaderSize) {
+      if (!complete) return {};
+      return damaged(at, "it ends with an incomplete record header");
+    }
+    const std::uint32_t stored = fixed(bytes, at, 4);
+    const std::size_t length = fixed(bytes, at + 4, 2);
+    const auto type = static_cast<std::uint8_t>(bytes[at + 6]);
+    if (type < 1 || type > 4) {
+      return damaged(at, "a record of unknown type " + std::to_string(type));
+    }
+    if (kHeaderSize + length > block_left) {
+      return damaged(at, "a record runs past the end of its block");
+    }
+    if (bytes.size() - at < kHeaderSize + length) {
+      if (!complete) return {};
+      return damaged(at, "it ends with an incomplete record (" +
+                             std::to_string(length) + " bytes announced, " +
+                             std::to_string(bytes.size() - at - kHeaderSize) +
+                             " there)");
+    }
+    if (crc32c.masked(std::string_view(bytes).substr(at + 6, 1 + length)) !=
+        stored) {
+      return damaged(at, "a record fails its checksum");
+    }
+    at += kHeaderSize + length;
+  }
+  return {};
+}
+
+}  // namespace parley::log::rocksdb_backend
