@@ -709,17 +709,10 @@ std::vector<Envelope> random_log(const ChannelAdapter& adapter,
   return log;
 }
 
-std::uint64_t base_seed() {
-  if (const char* fixed = std::getenv("PARLEY_TEST_SEED")) {
-    return std::strtoull(fixed, nullptr, 10);
-  }
-  return std::random_device{}();
-}
-
 TEST_CASE(
     "folding a random log in one go, in two halves from a clone, and "
     "again from scratch gives the same state") {
-  const std::uint64_t base = base_seed();
+  const std::uint64_t base = testing::random_seed();
   for (const auto& adapter : builtin_adapters()) {
     for (std::uint64_t run = 0; run < 40; ++run) {
       const std::uint64_t seed = base + run;

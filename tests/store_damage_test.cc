@@ -124,10 +124,9 @@ TEST_CASE(
     REQUIRE(run.exit_code == 0);
     expected[listing] = run.out;
   }
-  std::mt19937_64 random(std::random_device{}());
-  const std::uint64_t seed = random();
-  MESSAGE("seed " << seed);
-  random.seed(seed);
+  const std::uint64_t seed = testing::random_seed();
+  MESSAGE("seed " << seed << " (rerun: PARLEY_TEST_SEED=" << seed << ")");
+  std::mt19937_64 random(seed);
   int refused = 0;
   int flips = 0;
   for (const fs::path& original : table_files(pristine.path())) {
@@ -227,10 +226,9 @@ TEST_CASE("a store whose creation kill -9 interrupted is usable afterwards" *
   testing::ScratchDir dir;
   const fs::path script = dir.path() / "list.jsonl";
   std::ofstream(script) << R"({"op": "list_agents", "params": {}})" << '\n';
-  std::mt19937_64 random(std::random_device{}());
-  const std::uint64_t seed = random();
-  MESSAGE("seed " << seed);
-  random.seed(seed);
+  const std::uint64_t seed = testing::random_seed();
+  MESSAGE("seed " << seed << " (rerun: PARLEY_TEST_SEED=" << seed << ")");
+  std::mt19937_64 random(seed);
   constexpr int kTrials = 100;
   for (int trial = 0; trial < kTrials; ++trial) {
     const fs::path store = dir.path() / ("store-" + std::to_string(trial));

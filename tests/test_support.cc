@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -60,6 +61,13 @@ ScratchDir::ScratchDir() {
 ScratchDir::~ScratchDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+std::uint64_t random_seed() {
+  const char* fixed = std::getenv("PARLEY_TEST_SEED");
+  if (fixed != nullptr && *fixed != '\0') return std::stoull(fixed);
+  std::random_device device;
+  return std::uint64_t{device()} << 32 | device();
 }
 
 CommandRun run_command(const std::string& command) {

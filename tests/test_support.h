@@ -2,6 +2,7 @@
 // scratch directories.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -35,6 +36,10 @@ struct CommandRun {
   std::string out;     // stdout
   std::string err;     // stderr
 };
+
+// The seed of a randomized test: PARLEY_TEST_SEED when set (to rerun a
+// failure), else a fresh random one. Callers print it.
+std::uint64_t random_seed();
 
 // Runs `command` through /bin/sh with stdin from /dev/null.
 CommandRun run_command(const std::string& command);
