@@ -5,6 +5,9 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <string_view>
+#include <vector>
 
 #include "engine/client/envelopes.h"
 #include "tests/client_networks.h"
@@ -491,6 +494,40 @@ TEST_SUITE("client") {
     REQUIRE(bob.seen->wait_until(
         [](const auto& seen) { return seen.size() == 4; }));
     CHECK(removed->texts() == std::vector<std::string>{"one"});
+  }
+
+  TEST_CASE_TEMPLATE(
+      "an unregistered agent is forgotten by the hub and by its client", Net,
+      InProcessNet, WsNet) {
+    Net net;
+    auto log = std::make_shared<Recorder>();
+    client::HubClientOptions options;
+    auto lines = std::make_shared<std::vector<std::string>>();
+    auto lines_mutex = std::make_shared<std::mutex>();
+    options.log = [lines, lines_mutex](std::string_view line) {
+      std::lock_guard lock(*lines_mutex);
+      lines->emplace_back(line);
+    };
+    auto hub = net.connect(options);
+    auto temp = wait<Passport>([&](auto done) {
+      hub->register_agent(named("temp"), recording(log), done);
+    });
+    REQUIRE_MESSAGE(temp.has_value(), temp.error().message);
+    auto gone =
+        wait<void>([&](auto done) { hub->unregister(*temp->agent_id, done); });
+    REQUIRE_MESSAGE(gone.has_value(), gone.error().message);
+    auto looked_up =
+        wait<Passport>([&](auto done) { hub->get_agent("temp", done); });
+    REQUIRE_FALSE(looked_up.has_value());
+    CHECK(looked_up.error().code == client::code::kNotFound);
+
+    // A reconnect re-attaches nobody: no hello for the agent that is gone.
+    hub->disconnect();
+    auto back = wait<void>([&](auto done) { hub->reconnect(done); });
+    REQUIRE_MESSAGE(back.has_value(), back.error().message);
+    std::lock_guard lock(*lines_mutex);
+    CHECK_MESSAGE(lines->empty(),
+                  (lines->empty() ? std::string() : lines->front()));
   }
 
   TEST_CASE_TEMPLATE("calls made while disconnected wait for the reconnect",

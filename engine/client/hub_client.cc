@@ -138,6 +138,13 @@ void HubClient::attach(std::string name, engine::AuthInfo auth,
                 });
 }
 
+void HubClient::unregister(std::string agent_id, Handler<void> done) {
+  net::dispatch(impl_->strand(), [impl = impl_, id = std::move(agent_id),
+                                  d = std::move(done)]() mutable {
+    impl->unregister_identity(std::move(id), std::move(d));
+  });
+}
+
 void HubClient::call(std::string op, std::string params_json,
                      Handler<std::string> done,
                      std::chrono::milliseconds timeout) {

@@ -139,6 +139,10 @@ class HubClient {
               Handler<Passport> done,
               std::optional<std::string> since_envelope_id = std::string());
 
+  // AG2's unregister: the hub forgets the agent; once it answered ok, so
+  // does this client (no more deliveries, no re-attach on a reconnect).
+  void unregister(std::string agent_id, Handler<void> done);
+
   // --- Control-plane ops ----------------------------------------------------
   // Any op, params and result as JSON text. `timeout` 0: the default.
   void call(std::string op, std::string params_json, Handler<std::string> done,

@@ -37,6 +37,19 @@ void HubClientImpl::register_identity(Registration registration,
              });
 }
 
+void HubClientImpl::unregister_identity(std::string agent_id,
+                                        Handler<void> done) {
+  start_call("unregister", {{"agent_id", agent_id}}, {},
+             [self = shared_from_this(), agent_id,
+              done = std::move(done)](Result<json> result) {
+               if (!result) return done(std::unexpected(result.error()));
+               self->agents_.erase(agent_id);
+               self->orphans_.erase(agent_id);
+               if (self->link_) self->link_->unregistered(agent_id);
+               done({});
+             });
+}
+
 void HubClientImpl::attach(std::string name, engine::AuthInfo auth,
                            EnvelopeHandler handler,
                            std::optional<std::string> since,

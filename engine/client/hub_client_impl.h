@@ -54,6 +54,9 @@ class HubClientImpl : public LinkEvents,
               std::optional<std::string> since, Handler<Passport> done);
   void register_identity(Registration registration, EnvelopeHandler handler,
                          Handler<Passport> done);
+  // The unregister op; on success the agent and its waiting envelopes are
+  // dropped here and at the link.
+  void unregister_identity(std::string agent_id, Handler<void> done);
 
   // LinkEvents.
   void on_notify(std::string recipient_id, engine::Envelope envelope) override;

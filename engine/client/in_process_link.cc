@@ -73,6 +73,10 @@ void InProcessLink::registered(const std::string& agent_id) {
   if (gate_->open) subscribe(agent_id);
 }
 
+void InProcessLink::unregistered(const std::string& agent_id) {
+  if (subscribed_.erase(agent_id) != 0) hub_.unsubscribe(agent_id);
+}
+
 void InProcessLink::subscribe(const std::string& agent_id) {
   subscribed_.insert(agent_id);
   hub_.subscribe(agent_id, [gate = gate_, strand = strand_, events = events_](

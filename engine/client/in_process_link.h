@@ -35,6 +35,7 @@ class InProcessLink : public Link,
   void hello(HelloRequest hello,
              std::function<void(Result<void>)> done) override;
   void registered(const std::string& agent_id) override;
+  void unregistered(const std::string& agent_id) override;
   void receipt(const std::string& recipient_id, const std::string& channel_id,
                const std::string& envelope_id, std::string_view status,
                std::string reason) override;

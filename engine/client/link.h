@@ -59,6 +59,8 @@ class Link {
   // `agent_id` was just registered through this link: its deliveries come
   // here from now on (a wire `register` binds by itself).
   virtual void registered(const std::string& agent_id) = 0;
+  // `agent_id` was unregistered: nothing more is delivered to it here.
+  virtual void unregistered(const std::string& agent_id) = 0;
   // A receipt for a handled envelope; fire and forget.
   virtual void receipt(const std::string& recipient_id,
                        const std::string& channel_id,

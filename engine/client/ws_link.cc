@@ -90,6 +90,8 @@ class WsLink : public Link, public std::enable_shared_from_this<WsLink> {
   }
 
   void registered(const std::string&) override {}
+  // The server unbinds an unregistered agent by itself.
+  void unregistered(const std::string&) override {}
 
   void receipt(const std::string& recipient_id, const std::string& channel_id,
                const std::string& envelope_id, std::string_view status,
