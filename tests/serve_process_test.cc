@@ -81,6 +81,32 @@ TEST_CASE("a SIGTERM drain answers the requests in flight before closing") {
   CHECK(serve.stop(0) == 0);  // no second signal: it ends by itself
 }
 
+TEST_CASE(
+    "a drain still takes an invitee's ack, so the create_channel waiting "
+    "for it opens the channel and the drain ends") {
+  testing::ScratchDir dir;
+  ServeProcess serve(dir.path() / "data", {"--drain-timeout", "60"});
+  WsTestClient client("127.0.0.1", serve.port());
+  const std::string alice = client.register_agent("alice");
+  WsTestClient invitee("127.0.0.1", serve.port());
+  const std::string bob = invitee.register_agent("bob");
+  const std::string create =
+      client.send_request("create_channel", {{"creator_id", alice},
+                                             {"manifest_type", "conversation"},
+                                             {"participants", {bob}}});
+  auto invite = invitee.next_of_kind("notify");
+  REQUIRE(invite.has_value());
+  const auto started = std::chrono::steady_clock::now();
+  kill(serve.pid(), SIGTERM);
+  CHECK(draining(invitee));  // other requests are refused
+  testing::ack_invite(invitee, *invite);
+  auto answered = client.await_response(create, 10s);
+  CHECK_MESSAGE(answered["ok"] == true, answered.dump());
+  CHECK(answered["result"]["state"] == "active");
+  CHECK(serve.stop(0) == 0);  // no second signal: it ends by itself
+  CHECK(std::chrono::steady_clock::now() - started < 30s);
+}
+
 TEST_CASE("a second signal during the drain exits at once") {
   testing::ScratchDir dir;
   ServeProcess serve(dir.path() / "data", {"--drain-timeout", "60"});
@@ -109,11 +135,13 @@ TEST_CASE(
                         << "\"\nlisten = \"127.0.0.1:9\"\n"
                            "[auth]\nschemes = [\"api_key\"]\n"
                            "[auth.api_keys]\nalice = \"very-secret-key\"\n"
-                           "[limits]\nmax_frame_bytes = 65536\n";
+                           "[limits]\nmax_frame_bytes = 65536\n"
+                           "[log]\nmemtable_bytes = 4194304\n";
   auto ok = parley("serve --check-config --config " + config.string());
   CHECK(ok.exit_code == 0);
   CHECK(ok.out.find("listen = 127.0.0.1:9") != std::string::npos);
   CHECK(ok.out.find("limits.max_frame_bytes = 65536") != std::string::npos);
+  CHECK(ok.out.find("log.memtable_bytes = 4194304") != std::string::npos);
   CHECK(ok.out.find("auth.api_keys = alice (keys not shown)") !=
         std::string::npos);
   CHECK(ok.out.find("very-secret-key") == std::string::npos);
@@ -121,6 +149,9 @@ TEST_CASE(
   auto flagged = parley("serve --check-config --config " + config.string() +
                         " --listen 127.0.0.1:7");
   CHECK(flagged.out.find("listen = 127.0.0.1:7") != std::string::npos);
+  auto memtable = parley("serve --check-config --config " + config.string() +
+                         " --memtable-bytes 1048576");
+  CHECK(memtable.out.find("log.memtable_bytes = 1048576") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path() / "data"));
 
   auto open = parley("serve --check-config --data " +

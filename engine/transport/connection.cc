@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "engine/base/clock.h"
+#include "engine/base/event_types.h"
 #include "engine/base/ids.h"
 #include "engine/hub/hub.h"
 #include "engine/ops/authorization.h"
@@ -111,8 +112,26 @@ void Connection::on_message(std::string_view text) {
   }
 }
 
+namespace {
+
+// An invitee's answer to an invite: a post of an invite ack or reject. A
+// drain still takes these, since a create_channel in flight waits for them
+// and the drain waits for it.
+bool answers_an_invite(const RequestFrame& request) {
+  if (request.op != "post_envelope") return false;
+  const auto envelope = request.params.find("envelope");
+  if (envelope == request.params.end() || !envelope->is_object()) return false;
+  const auto type = envelope->find("event_type");
+  if (type == envelope->end() || !type->is_string()) return false;
+  const std::string& name = type->get_ref<const std::string&>();
+  return name == engine::event_type::kChannelInviteAck ||
+         name == engine::event_type::kChannelInviteReject;
+}
+
+}  // namespace
+
 void Connection::handle_request(RequestFrame request) {
-  if (context_.draining.load()) {
+  if (context_.draining.load() && !answers_an_invite(request)) {
     context_.metrics.request_done(request.op, "error");
     send(encode_failure(request.request_id, "error",
                         "the hub is shutting down"));
