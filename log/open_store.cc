@@ -15,10 +15,10 @@ Result<OpenedLogStore> open_store(std::string_view location,
     return OpenedLogStore{std::move(opened->store),
                           RecoveryReport{.created = opened->created}};
   }
-  return open_rocksdb_log_store(
-      std::filesystem::path(location),
-      {.durability = options.durability,
-       .create_if_missing = options.create_if_missing});
+  return open_rocksdb_log_store(std::filesystem::path(location),
+                                {.durability = options.durability,
+                                 .create_if_missing = options.create_if_missing,
+                                 .write_buffer_size = options.memtable_bytes});
 }
 
 Result<std::unique_ptr<LogStore>> open_store_read_only(

@@ -14,6 +14,10 @@ namespace parley::log {
 struct StoreOptions {
   Durability durability = Durability::kSync;
   bool create_if_missing = true;
+  // RocksDB: bytes a memtable holds before it is flushed to a table file
+  // (RocksDbOptions::write_buffer_size); 0: RocksDB's default, 64 MiB.
+  // PostgreSQL has no memtables and ignores it.
+  std::size_t memtable_bytes = 0;
 };
 
 // Opens (or creates) the store at `location` read-write. `recovery` tells

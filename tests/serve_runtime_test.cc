@@ -133,9 +133,15 @@ TEST_CASE(
         "parley_requests_total{op=\"get_agent\",outcome=\"not_found\"} 1\n",
         "# TYPE parley_notifies_sent_total counter\n",
         "parley_send_queue_overflows_total 0\n",
-        "parley_hub_registered_agents 1\n"}) {
+        "parley_hub_registered_agents 1\n",
+        "# TYPE parley_heap_allocated_bytes gauge\n",
+        "# TYPE process_resident_memory_bytes gauge\n"}) {
     CHECK_MESSAGE(metrics.body.find(line) != std::string::npos, line);
   }
+  const std::string resident = "\nprocess_resident_memory_bytes ";
+  const std::size_t at = metrics.body.find(resident);
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoull(metrics.body.substr(at + resident.size())) > 1 << 20);
   CHECK(http_get(admin, "/nope").status == 404);
 }
 

@@ -35,6 +35,7 @@ struct ServeFlags {
   std::optional<double> ping_interval;
   std::optional<double> ping_timeout;
   std::optional<std::size_t> io_threads;
+  std::optional<std::size_t> memtable_bytes;
   std::optional<double> ttl_sweep_interval;
   std::optional<double> expectation_sweep_interval;
   std::optional<double> invite_ack_timeout;
@@ -94,6 +95,7 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   if (flags.ping_interval) c.ping_interval = seconds(*flags.ping_interval);
   if (flags.ping_timeout) c.ping_timeout = seconds(*flags.ping_timeout);
   if (flags.io_threads) config.io_threads = *flags.io_threads;
+  if (flags.memtable_bytes) config.memtable_bytes = *flags.memtable_bytes;
   if (flags.ttl_sweep_interval) {
     config.ttl_sweep_interval = seconds(*flags.ttl_sweep_interval);
   }
@@ -123,7 +125,8 @@ int run(const ServeFlags& flags) {
     std::cout << "configuration OK\n";
     return kExitOk;
   }
-  auto opened = log::open_store(config->data.string());
+  auto opened = log::open_store(config->data.string(),
+                                {.memtable_bytes = config->memtable_bytes});
   if (!opened) {
     std::cerr << "parley serve: cannot open the store in "
               << log::redact_location(config->data.string()) << ": "
@@ -201,6 +204,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "Seconds to wait for a pong (default 20)");
   serve->add_option("--io-threads", flags->io_threads,
                     "Threads running the sockets (default 2)");
+  serve->add_option("--memtable-bytes", flags->memtable_bytes,
+                    "Bytes a RocksDB memtable holds before it is flushed "
+                    "(default 0: RocksDB's 64 MiB)");
   serve->add_option("--ttl-sweep-interval", flags->ttl_sweep_interval,
                     "Seconds between TTL sweeps (default 30; 0: off)");
   serve->add_option("--expectation-sweep-interval",

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "engine/hub/hub_health.h"
+#include "engine/transport/process_memory.h"
 
 namespace parley::transport {
 namespace {
@@ -105,6 +106,17 @@ std::string Metrics::render(const engine::HubHealth& health) const {
   gauge("parley_hub_accepting_changes",
         "1 while the hub accepts changes, 0 after a failed write or close.",
         !health.failure && !health.closed ? 1 : 0);
+  const ProcessMemory memory = process_memory();
+  if (memory.heap_bytes) {
+    gauge("parley_heap_allocated_bytes",
+          "Heap bytes allocated and not freed (jemalloc's stats.allocated, "
+          "or glibc's mallinfo2); RocksDB's memtables and cache included.",
+          static_cast<std::int64_t>(*memory.heap_bytes));
+  }
+  if (memory.resident_bytes) {
+    gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
+          static_cast<std::int64_t>(*memory.resident_bytes));
+  }
   family(out, "parley_hub_channels", "gauge", "Channels by state.");
   for (const auto& [state, count] : health.channels_by_state) {
     out << "parley_hub_channels{state=\"" << label(state) << "\"} " << count

@@ -224,6 +224,14 @@ Result<void> read_file(const toml::table& root, const std::string& file,
     PARLEY_CONFIG_CHECK(threads.finish());
   }
 
+  auto log_table = top.table("log");
+  if (!log_table) return std::unexpected(log_table.error());
+  if (*log_table) {
+    TomlTable log(**log_table, "log", file);
+    PARLEY_CONFIG_CHECK(log.count("memtable_bytes", config.memtable_bytes));
+    PARLEY_CONFIG_CHECK(log.finish());
+  }
+
   auto timing_table = top.table("timing");
   if (!timing_table) return std::unexpected(timing_table.error());
   if (*timing_table) {
@@ -402,6 +410,11 @@ std::string describe(const ServerConfig& config) {
       << "keepalive.ping_interval = " << seconds_text(c.ping_interval) << '\n'
       << "keepalive.ping_timeout = " << seconds_text(c.ping_timeout) << '\n'
       << "threads.io = " << config.io_threads << '\n'
+      << "log.memtable_bytes = "
+      << (config.memtable_bytes == 0
+              ? std::string("0 (RocksDB's default, 64 MiB)")
+              : std::to_string(config.memtable_bytes))
+      << '\n'
       << "timing.ttl_sweep_interval = "
       << seconds_text(config.ttl_sweep_interval) << '\n'
       << "timing.expectation_sweep_interval = "

@@ -15,6 +15,7 @@
 //              send_queue_frames = 16384  send_queue_bytes = 33554432
 //   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)
 //   [threads]  io = 2
+//   [log]      memtable_bytes = 0            (0: RocksDB's 64 MiB)
 //   [timing]   ttl_sweep_interval = 30.0  expectation_sweep_interval = 10.0
 //              invite_ack_timeout = 30.0  drain_timeout = 10.0
 //              handshake_timeout = 10.0
@@ -62,6 +63,10 @@ struct ServerConfig {
   bool allow_remote_agent_registration = false;
   ConnectionOptions connection;
   std::size_t io_threads = 2;
+  // Bytes a RocksDB memtable holds before it is flushed (each of the
+  // store's column families has one, and up to two while one flushes);
+  // 0: RocksDB's default, 64 MiB. Bounds the log's share of memory.
+  std::size_t memtable_bytes = 0;
   std::chrono::milliseconds ttl_sweep_interval{30000};
   std::chrono::milliseconds expectation_sweep_interval{10000};
   std::chrono::milliseconds invite_ack_timeout{30000};
