@@ -265,7 +265,7 @@ int run_soak(const SoakOptions& options) {
   verdict.check(shown == 0, "parley log show of the talk channel failed");
   const std::string fresh = read_text_file(fresh_file);
   const fs::path follower_file = options.dir / "follower.out";
-  for (auto deadline = Clock::now() + std::chrono::seconds(15);
+  for (auto deadline = Clock::now() + std::chrono::seconds(60);
        Clock::now() < deadline &&
        read_text_file(follower_file).size() < fresh.size();) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
