@@ -97,6 +97,99 @@ Result<void> check_unused_tables(const fs::path& directory,
   }
 }
 
+// Whether a secondary's open failed on a MANIFEST that is gone: a writer
+// opened the store between the secondary's read of CURRENT and its read of
+// the MANIFEST CURRENT named, and replaced it. Opening again reads the new
+// one.
+bool manifest_replaced(const fs::path& directory,
+                       const rocksdb::Status& status) {
+  if (status.ok()) return false;
+  const std::string text = status.ToString();
+  const std::size_t at = text.find("MANIFEST-");
+  if (at == std::string::npos) return false;
+  const std::size_t end = text.find_first_not_of("0123456789", at + 9);
+  std::error_code ignored;
+  return !fs::exists(directory / text.substr(at, end - at), ignored);
+}
+
+}  // namespace
+
+namespace {
+
+// One attempt at the read-only open: the view, or nullopt when a writer
+// opened the store meanwhile and the attempt must be made again (its
+// MANIFEST replaced, or a check that holds only for a closed store made
+// while the writer was opening it). A failed check of that kind is taken
+// as damage only when `final`: damage fails every attempt, a writer's
+// opening does not.
+Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
+    const fs::path& directory, const rocksdb::Options& options, bool final) {
+  using Again = std::optional<std::unique_ptr<LogStore>>;
+  // A clean-close mark says the store is closed (a writer removes it once
+  // it has opened), so its MANIFEST must be whole and its records reach
+  // the mark's: a secondary reads the MANIFEST as a file still growing and
+  // may wait forever on a damaged end. While a writer holds the store, or
+  // opens it during this attempt, those checks do not hold: the mark may
+  // be a leftover of the writer's own opening.
+  const bool locked = store_is_locked(directory);
+  std::optional<std::uint64_t> mark;
+  if (!locked) {
+    auto read = read_clean_close(*rocksdb::Env::Default(), directory);
+    if (!read) return std::unexpected(read.error());
+    mark = *read;
+  }
+  // Whether a writer opened the store since the mark was read: it holds
+  // it now, or it has closed it again, marking it anew.
+  auto writer_came = [&] {
+    if (!final) return true;
+    if (locked || store_is_locked(directory)) return !locked;
+    auto now = read_clean_close(*rocksdb::Env::Default(), directory);
+    return !now || *now != mark;
+  };
+  if (auto manifest = check_manifest(directory, mark.has_value()); !manifest) {
+    if (writer_came()) return Again();
+    return std::unexpected(manifest.error());
+  }
+  Database database;
+  rocksdb::DB* db = nullptr;
+  // With an info log given, RocksDB 7 never touches the secondary path.
+  rocksdb::Status status = rocksdb::DB::OpenAsSecondary(
+      options, directory.string(), /*secondary_path=*/"", families(),
+      &database.families, &db);
+  database.db.reset(db);
+  if (manifest_replaced(directory, status)) return Again();
+  if (!status.ok()) {
+    return io_error("opening " + directory.string() + " read-only", status);
+  }
+  if (auto tables = check_unused_tables(directory, database); !tables) {
+    return std::unexpected(tables.error());
+  }
+  auto last = find_last_sequence(database);
+  if (!last) return std::unexpected(last.error());
+  // A closed store is checked against its clean-close mark as the next
+  // read-write open will check it.
+  if (mark && *last < *mark) {
+    if (writer_came()) return Again();
+    return std::unexpected(Error{
+        ErrorCode::kCorruption,
+        "the store at " + directory.string() +
+            " was closed cleanly at log sequence " + std::to_string(*mark) +
+            ", but its files hold records only up to " + std::to_string(*last) +
+            ": log sequences " + std::to_string(*last + 1) + ".." +
+            std::to_string(*mark) +
+            " are lost (an incomplete MANIFEST or WAL tail: one of those "
+            "files is damaged)"});
+  }
+  if (auto version = check_format_version(database, *last == 0,
+                                          /*read_only=*/true);
+      !version) {
+    return std::unexpected(version.error());
+  }
+  return std::make_unique<RocksDbLogStore>(std::move(database), directory,
+                                           RocksDbOptions{}, *last,
+                                           /*read_only=*/true);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
@@ -126,54 +219,25 @@ Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
   if (auto tables = check_table_files(directory); !tables) {
     return std::unexpected(tables.error());
   }
-  // A clean-close mark says nobody writes the store (a writer removes it
-  // as it opens), so its MANIFEST must be whole: a secondary reads it as a
-  // file still growing and may wait forever on a damaged end. Without a
-  // mark a writer may be mid-record. (Not store_is_locked(): closing its
-  // probe would release a lock this process may hold on the store.)
-  auto mark = read_clean_close(*rocksdb::Env::Default(), directory);
-  if (!mark) return std::unexpected(mark.error());
-  if (auto manifest = check_manifest(directory, mark->has_value()); !manifest) {
-    return std::unexpected(manifest.error());
-  }
-  Database database;
-  rocksdb::DB* db = nullptr;
-  // With an info log given, RocksDB 7 never touches the secondary path.
-  rocksdb::Status status = rocksdb::DB::OpenAsSecondary(
-      options, directory.string(), /*secondary_path=*/"", families(),
-      &database.families, &db);
-  database.db.reset(db);
-  if (!status.ok()) {
-    return io_error("opening " + directory.string() + " read-only", status);
-  }
-  if (auto tables = check_unused_tables(directory, database); !tables) {
-    return std::unexpected(tables.error());
-  }
-  auto last = find_last_sequence(database);
-  if (!last) return std::unexpected(last.error());
-  // A closed store is checked against its clean-close mark as the next
-  // read-write open will check it.
-  {
-    if (*mark && *last < **mark) {
-      return std::unexpected(Error{
-          ErrorCode::kCorruption,
-          "the store at " + directory.string() +
-              " was closed cleanly at log sequence " + std::to_string(**mark) +
-              ", but its files hold records only up to " +
-              std::to_string(*last) + ": log sequences " +
-              std::to_string(*last + 1) + ".." + std::to_string(**mark) +
-              " are lost (an incomplete MANIFEST or WAL tail: one of those "
-              "files is damaged)"});
+  // A writer reopening the store again and again could keep this busy;
+  // each of its opens takes milliseconds, so a few attempts suffice. The
+  // checks of a closed store are final from the third on.
+  constexpr int kAttempts = 10;
+  constexpr int kFinalFrom = 3;
+  for (int attempt = 1;; ++attempt) {
+    auto opened =
+        open_read_only_once(directory, options, attempt >= kFinalFrom);
+    if (!opened) return std::unexpected(opened.error());
+    if (*opened) return std::move(**opened);
+    if (attempt == kAttempts) {
+      return std::unexpected(
+          Error{ErrorCode::kBusy,
+                "opening " + directory.string() +
+                    " read-only: a writer kept reopening the store (" +
+                    std::to_string(kAttempts) + " attempts)"});
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (auto version = check_format_version(database, *last == 0,
-                                          /*read_only=*/true);
-      !version) {
-    return std::unexpected(version.error());
-  }
-  return std::make_unique<RocksDbLogStore>(std::move(database), directory,
-                                           RocksDbOptions{}, *last,
-                                           /*read_only=*/true);
 }
 
 bool store_is_locked(const fs::path& directory) {

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <memory>
@@ -20,6 +22,7 @@ namespace parley {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace std::chrono_literals;
 using log::ErrorCode;
 using log::kLastSequence;
 using testing::text_entry;
@@ -138,6 +141,49 @@ TEST_CASE("a tail on a read-only store follows a writer appending meanwhile") {
   tail.stop();
   CHECK(seen.front() == "1");
   CHECK(seen.back() == "20");
+}
+
+TEST_CASE(
+    "a read-only open beside a writer that keeps reopening the store never "
+    "fails") {
+  testing::ScratchDir dir;
+  {
+    auto opened = log::open_rocksdb_log_store(dir.path());
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+    append_texts(*opened->store, 1, 3);
+    REQUIRE(opened->store->close().has_value());
+  }
+  // Each read-write open writes a new MANIFEST and deletes the old one.
+  std::atomic<bool> stop = false;
+  std::atomic<int> reopens = 0;
+  std::thread writer([&] {
+    for (int i = 4; !stop; ++i) {
+      auto opened = log::open_rocksdb_log_store(dir.path());
+      if (!opened) continue;
+      std::vector<log::AppendEntry> batch{text_entry("c1", std::to_string(i))};
+      (void)opened->store->append(batch);
+      (void)opened->store->close();
+      ++reopens;
+    }
+  });
+  int opens = 0;
+  int failures = 0;
+  std::string first_failure;
+  for (const auto deadline = std::chrono::steady_clock::now() + 3s;
+       std::chrono::steady_clock::now() < deadline; ++opens) {
+    auto view = log::open_rocksdb_log_store_read_only(dir.path());
+    if (!view) {
+      if (failures++ == 0) first_failure = view.error().message;
+      continue;
+    }
+    (void)(*view)->close();
+  }
+  stop = true;
+  writer.join();
+  MESSAGE(opens << " read-only opens beside " << reopens.load()
+                << " read-write reopens");
+  CHECK(reopens.load() > 0);
+  CHECK_MESSAGE(failures == 0, first_failure);
 }
 
 TEST_CASE("a read-only store refuses appends and writes nothing") {
