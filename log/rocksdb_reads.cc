@@ -21,10 +21,10 @@ Result<std::shared_lock<std::shared_mutex>> RocksDbLogStore::lock_readable()
   }
   std::shared_lock database(database_mutex_);
   if (!database_.db) {
-    return std::unexpected(Error{ErrorCode::kNoSpace,
-                                 "the log is unreadable while it recovers "
-                                 "from a full disk; it reopens once space "
-                                 "is freed"});
+    if (unreadable_) return std::unexpected(*unreadable_);
+    return std::unexpected(Error{ErrorCode::kFailed,
+                                 "the log is unreadable: reopening it "
+                                 "failed; reopen the store"});
   }
   return database;
 }
