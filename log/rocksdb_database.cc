@@ -114,9 +114,17 @@ rocksdb::Status Database::close() {
   return status;
 }
 
-rocksdb::Status open_database(const std::filesystem::path& directory,
-                              rocksdb::Options options, bool seal_sync,
-                              Database& database) {
+bool first_read_failed(const rocksdb::Status& status) {
+  return status.IsInvalidArgument() &&
+         status.ToString().find("Direct I/O is not supported") !=
+             std::string::npos;
+}
+
+namespace {
+
+rocksdb::Status open_database_once(const std::filesystem::path& directory,
+                                   rocksdb::Options options, bool seal_sync,
+                                   Database& database) {
   rocksdb::DB* db = nullptr;
   database.families.clear();
   database.replay_check = std::make_unique<LogReplayCheck>();
@@ -140,6 +148,17 @@ rocksdb::Status open_database(const std::filesystem::path& directory,
     database.wal_seal_sync->attach(db);
   }
   return status;
+}
+
+}  // namespace
+
+rocksdb::Status open_database(const std::filesystem::path& directory,
+                              rocksdb::Options options, bool seal_sync,
+                              Database& database) {
+  rocksdb::Status status =
+      open_database_once(directory, options, seal_sync, database);
+  if (!first_read_failed(status)) return status;
+  return open_database_once(directory, options, seal_sync, database);
 }
 
 Result<std::uint64_t> find_last_sequence(const Database& database) {

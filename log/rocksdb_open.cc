@@ -176,9 +176,13 @@ Result<Database> open_read_view(const fs::path& directory,
   database.replay_check = std::make_unique<LogReplayCheck>();
   options.wal_filter = database.replay_check.get();
   rocksdb::DB* db = nullptr;
-  rocksdb::Status status = rocksdb::DB::OpenForReadOnly(
-      options, directory.string(), families(options.write_buffer_size),
-      &database.families, &db);
+  rocksdb::Status status;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    status = rocksdb::DB::OpenForReadOnly(options, directory.string(),
+                                          families(options.write_buffer_size),
+                                          &database.families, &db);
+    if (!first_read_failed(status)) break;
+  }
   database.db.reset(db);
   if (!status.ok()) {
     return io_error("opening " + directory.string() + " to read", status);

@@ -60,6 +60,11 @@ rocksdb::IOStatus FaultSwitch::check(IoFault::Op op, const std::string& name,
                   : rocksdb::IOStatus::IOError("Input/output error", message);
 }
 
+std::int64_t FaultSwitch::calls() const {
+  std::lock_guard lock(mutex_);
+  return calls_;
+}
+
 std::optional<std::string> FaultSwitch::first() const {
   std::lock_guard lock(mutex_);
   return first_;

@@ -64,6 +64,8 @@ class FaultSwitch {
   rocksdb::IOStatus check(IoFault::Op op, const std::string& name,
                           std::string_view what);
 
+  // Matching calls since the fault was armed.
+  std::int64_t calls() const;
   // Calls failed since construction.
   std::uint64_t injected() const { return injected_; }
   // The first injected failure's message, if any.
