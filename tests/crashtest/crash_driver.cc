@@ -124,6 +124,9 @@ class Driver {
     if (!result && result.error().kind == engine::ErrorKind::kStorage &&
         options_.report_failures) {
       emit(std::string("fail ") + running_ + " " + result.error().message);
+      // Self-test: the failed op acknowledged, as a hub that acked a
+      // batch whose write failed would.
+      if (options_.inject == "ack-failed") ack('m', "env:unwritten-" + mark());
     }
     return result;
   }

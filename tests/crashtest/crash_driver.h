@@ -35,7 +35,8 @@ struct DriverOptions {
   // 2026-01-01T00:00:00+00:00.
   std::int64_t clock_micros = 0;
   // Self-test faults: "lose" acks a post that was never made, "duplicate"
-  // appends a second copy of an acknowledged record behind the hub's back.
+  // appends a second copy of an acknowledged record behind the hub's back,
+  // "ack-failed" (with report_failures) acks every op that failed.
   std::string inject;
   // 0: run until killed. Otherwise stop after this many ops and print
   // per-op counts on stderr.

@@ -41,8 +41,10 @@ int main(int argc, char** argv) {
   app.add_option("--inject", campaign.inject,
                  "self-test: 'lose' fakes an ack, 'duplicate' writes an "
                  "acknowledged record twice, 'unsynced-acks' (with "
-                 "--power-cut sync) drives the hub without syncs")
-      ->check(CLI::IsMember({"lose", "duplicate", "unsynced-acks"}));
+                 "--power-cut sync) drives the hub without syncs, "
+                 "'ack-failed' (with --faults) acks every failed op")
+      ->check(
+          CLI::IsMember({"lose", "duplicate", "unsynced-acks", "ack-failed"}));
   app.add_flag("-v,--verbose", campaign.verbose, "one line per trial");
   std::string power_cut;
   app.add_option("--power-cut", power_cut,
