@@ -329,14 +329,32 @@ Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
   if (!it->status().ok()) {
     return io_error("reading the channel index", it->status());
   }
-  if (!it->Valid() || !view(it->key()).starts_with(prefix)) return 0;
-  auto sequence = layout::decode_be64(view(it->key()).substr(prefix.size()));
-  if (!sequence) {
-    return std::unexpected(
-        Error{ErrorCode::kCorruption,
-              "channel index of " + std::string(channel) + ": malformed key"});
+  std::uint64_t last = 0;
+  if (it->Valid() && view(it->key()).starts_with(prefix)) {
+    auto sequence = layout::decode_be64(view(it->key()).substr(prefix.size()));
+    if (!sequence) {
+      return std::unexpected(Error{
+          ErrorCode::kCorruption,
+          "channel index of " + std::string(channel) + ": malformed key"});
+    }
+    last = *sequence;
   }
-  return *sequence;
+  // The next channel sequence is numbered from this one: an iterator that
+  // passed over a table file it failed to read (see has_key) would have the
+  // next append overwrite an index entry. The entry after it must be absent.
+  auto next =
+      has_key(database_, kChannelIndex, layout::channel_key(channel, last + 1),
+              "reading the channel index of " + std::string(channel));
+  if (!next) return std::unexpected(next.error());
+  if (*next) {
+    return std::unexpected(
+        Error{ErrorCode::kIoError,
+              "reading the channel index of " + std::string(channel) +
+                  ": its last entry read as " + std::to_string(last) +
+                  ", yet entry " + std::to_string(last + 1) +
+                  " exists (a read error passed over)"});
+  }
+  return last;
 }
 
 std::uint64_t RocksDbLogStore::wait_for_append(

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "engine/base/flex_json.h"
 #include "engine/hub/hub.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/crashtest/power_cut_fs.h"
@@ -155,8 +156,8 @@ TEST_CASE(
     "a read error while a hub serves fails that read, and the hub goes on") {
   testing::ScratchDir scratch;
   const fs::path dir = scratch.path() / "store";
-  const Contents expected = build_store(dir);
-  const std::string& channel = expected.channels.begin()->first;
+  Contents expected = build_store(dir);
+  const std::string channel = expected.channels.begin()->first;
   for (const bool sticky : {true, false}) {
     CAPTURE(sticky);
     FaultyDisk disk;
@@ -179,9 +180,36 @@ TEST_CASE(
       REQUIRE_MESSAGE(again.has_value(), testing::error_message(again));
       CHECK(again->size() == expected.channels.at(channel).size());
     }
+    // A post whose channel's last sequence is looked up on disk: it fails
+    // naming the read error, or lands after every earlier envelope (never
+    // over one of them).
+    Contents after = expected;
+    const std::string other = std::next(expected.channels.begin())->first;
+    auto channel_of = (*hub)->get_channel(other);
+    REQUIRE(channel_of.has_value());
+    engine::Envelope text;
+    text.channel_id = other;
+    text.sender_id = channel_of->creator_id;
+    text.event_type = "ag2.msg.text";
+    text.event_data = engine::to_flex(nlohmann::json{{"text", "late"}}).value();
+    auto posted = (*hub)->post_envelope(std::move(text));
+    if (posted) {
+      after.channels[other].push_back(*posted);
+    } else {
+      CHECK(posted.error().kind == engine::ErrorKind::kStorage);
+      CHECK_MESSAGE(
+          posted.error().message.find("injected EIO") != std::string::npos,
+          posted.error().message);
+    }
     disk.file_system->faults().disarm();
-    CHECK(contents_of(**hub) == expected);
+    CHECK(contents_of(**hub) == after);
+    auto wal = (*hub)->read_wal(other, 0);
+    REQUIRE(wal.has_value());
+    for (std::size_t i = 0; i < wal->size(); ++i) {
+      CHECK((*wal)[i].sequence == i + 1);
+    }
     REQUIRE((*hub)->close().has_value());
+    expected = after;  // the next round opens the store as this one left it
   }
 }
 
