@@ -63,11 +63,18 @@ struct Database {
 // store this process holds (store_is_locked asks this first).
 bool held_by_this_process(const std::filesystem::path& directory);
 
+// Whether RocksDB refused an open because its first read of CURRENT (or
+// the MANIFEST) failed and a second read passed: it then reports "Direct
+// I/O is not supported by the specified DB" (InvalidArgument), though no
+// store is opened for direct I/O. A transient read error: open again.
+bool first_read_failed(const rocksdb::Status& status);
+
 // Opens the store in `directory` read-write with every family of
 // families(options.write_buffer_size) (creating what `options` allows),
 // replaying its WAL files through a fresh LogReplayCheck (kept in
 // `database`, whether the open succeeds or not), and, if `seal_sync`,
 // syncing every WAL file whenever a memtable is sealed (WalSealSync).
+// Opens again once after first_read_failed().
 rocksdb::Status open_database(const std::filesystem::path& directory,
                               rocksdb::Options options, bool seal_sync,
                               Database& database);

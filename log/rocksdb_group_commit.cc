@@ -262,9 +262,26 @@ Result<void> RocksDbLogStore::resume() {
   RecoveryReport report;
   auto reopened =
       open_recovering(directory_, options_, /*creating=*/false, report);
+  if (!reopened) {
+    // Reads go on through a view that writes nothing: until a later
+    // resume() reopens the log once there is room, or for good.
+    auto view = open_read_view(directory_, options_);
+    if (view) {
+      database_ = std::move(*view);
+      unreadable_.reset();
+    } else {
+      unreadable_ =
+          Error{reopened.error().code,
+                "the log is unreadable: reopening it after a full disk "
+                "failed (" +
+                    reopened.error().message +
+                    "), and so did opening it to "
+                    "read (" +
+                    view.error().message + ")"};
+    }
+  }
   if (!reopened && reopened.error().code == ErrorCode::kNoSpace) {
-    // Still no room for what reopening writes: reads fail with kNoSpace
-    // until a later resume() reopens the log.
+    // Still no room for what reopening writes.
     return std::unexpected(reopened.error());
   }
   if (!reopened) {
@@ -276,6 +293,7 @@ Result<void> RocksDbLogStore::resume() {
     return std::unexpected(*failed_);
   }
   database_ = std::move(*reopened);
+  unreadable_.reset();
   // A batch whose sync (not write) met the full disk may have reached the
   // WAL whole: it is in the log now, like a batch in flight at a crash.
   auto last = find_last_sequence(database_);

@@ -167,6 +167,29 @@ Result<Database> open_recovering(const fs::path& directory,
   return database;
 }
 
+Result<Database> open_read_view(const fs::path& directory,
+                                const RocksDbOptions& store_options) {
+  rocksdb::Options options = base_options(store_options);
+  options.wal_recovery_mode =
+      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  Database database;
+  database.replay_check = std::make_unique<LogReplayCheck>();
+  options.wal_filter = database.replay_check.get();
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status status;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    status = rocksdb::DB::OpenForReadOnly(options, directory.string(),
+                                          families(options.write_buffer_size),
+                                          &database.families, &db);
+    if (!first_read_failed(status)) break;
+  }
+  database.db.reset(db);
+  if (!status.ok()) {
+    return io_error("opening " + directory.string() + " to read", status);
+  }
+  return database;
+}
+
 }  // namespace rocksdb_backend
 
 Result<OpenedLogStore> open_rocksdb_log_store(const fs::path& directory,

@@ -12,6 +12,34 @@ namespace parley::log::rocksdb_backend {
 
 namespace layout = rocksdb_layout;
 
+namespace {
+
+// A scan that finds a key missing looks it up before calling it missing, and
+// reads on from it this many times at most when the lookup finds it.
+constexpr int kMaxRescans = 3;
+
+// Whether `it` stands on an entry, read without error.
+bool readable_at(const rocksdb::Iterator& it) {
+  return it.Valid() && it.status().ok();
+}
+
+// Whether `key` is in `family`, by a point lookup. RocksDB 7.8's iterator
+// can pass over the keys of a table file whose block it failed to read, its
+// status OK, and go on with the next file's keys: a key a scan did not find
+// is missing only if a lookup does not find it either. A lookup that fails
+// names the read error; one that finds it met a read error that passed.
+Result<bool> has_key(const Database& database, Family family,
+                     std::string_view key, const std::string& context) {
+  rocksdb::PinnableSlice value;
+  rocksdb::Status status =
+      database.db->Get(rocksdb::ReadOptions(), database[family], key, &value);
+  if (status.IsNotFound()) return false;
+  if (!status.ok()) return io_error(context, status);
+  return true;
+}
+
+}  // namespace
+
 Result<std::shared_lock<std::shared_mutex>> RocksDbLogStore::lock_readable()
     const {
   if (closed_) return closed_error();
@@ -21,10 +49,10 @@ Result<std::shared_lock<std::shared_mutex>> RocksDbLogStore::lock_readable()
   }
   std::shared_lock database(database_mutex_);
   if (!database_.db) {
-    return std::unexpected(Error{ErrorCode::kNoSpace,
-                                 "the log is unreadable while it recovers "
-                                 "from a full disk; it reopens once space "
-                                 "is freed"});
+    if (unreadable_) return std::unexpected(*unreadable_);
+    return std::unexpected(Error{ErrorCode::kFailed,
+                                 "the log is unreadable: reopening it "
+                                 "failed; reopen the store"});
   }
   return database;
 }
@@ -46,33 +74,46 @@ Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
   std::unique_ptr<rocksdb::Iterator> it(
       database_.db->NewIterator(options, database_[kLog]));
   std::vector<std::uint64_t> scratch;
-  for (it->Seek(layout::encode_be64(expected)); it->Valid();
-       it->Next(), ++expected) {
-    auto sequence = layout::decode_be64(view(it->key()));
-    if (sequence != expected) {
-      return std::unexpected(Error{
-          ErrorCode::kCorruption,
-          "log sequence " + std::to_string(expected) +
-              ": missing from the log (next key found: " +
-              (sequence ? std::to_string(*sequence) : "malformed") + ")"});
+  int rescans = 0;
+  for (it->Seek(layout::encode_be64(expected));;) {
+    std::optional<std::uint64_t> found;  // the key the iterator stands on
+    if (readable_at(*it)) {
+      found = layout::decode_be64(view(it->key()));
+      if (found == expected) {
+        std::string_view record =
+            schema::aligned_record(view(it->value()), scratch);
+        if (auto checked = check_record(record, expected); !checked) {
+          return checked;
+        }
+        if (!visit(expected, record)) return {};
+        it->Next();
+        ++expected;
+        continue;
+      }
+    } else if (!it->status().ok()) {
+      return io_error("reading the log at sequence " + std::to_string(expected),
+                      it->status());
+    } else if (expected > last) {
+      return {};
     }
-    std::string_view record =
-        schema::aligned_record(view(it->value()), scratch);
-    if (auto checked = check_record(record, expected); !checked) {
-      return checked;
+    const std::string key = layout::encode_be64(expected);
+    auto present = has_key(database_, kLog, key,
+                           "reading log sequence " + std::to_string(expected));
+    if (!present) return std::unexpected(present.error());
+    if (*present && ++rescans <= kMaxRescans) {
+      it.reset(database_.db->NewIterator(options, database_[kLog]));
+      it->Seek(key);
+      continue;
     }
-    if (!visit(expected, record)) return {};
+    std::string next;
+    if (it->Valid()) {
+      next = " (next key found: " +
+             (found ? std::to_string(*found) : std::string("malformed")) + ")";
+    }
+    return std::unexpected(Error{ErrorCode::kCorruption,
+                                 "log sequence " + std::to_string(expected) +
+                                     ": missing from the log" + next});
   }
-  if (!it->status().ok()) {
-    return io_error("reading the log at sequence " + std::to_string(expected),
-                    it->status());
-  }
-  if (expected <= last) {
-    return std::unexpected(Error{
-        ErrorCode::kCorruption,
-        "log sequence " + std::to_string(expected) + ": missing from the log"});
-  }
-  return {};
 }
 
 Result<void> RocksDbLogStore::read_channel(std::string_view channel,
@@ -96,7 +137,8 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
       database_.db->NewIterator(options, database_[kChannelIndex]));
   rocksdb::PinnableSlice pinned;
   std::vector<std::uint64_t> scratch;
-  for (it->Seek(layout::channel_key(channel, expected)); it->Valid();
+  int rescans = 0;
+  for (it->Seek(layout::channel_key(channel, expected)); readable_at(*it);
        it->Next(), ++expected) {
     std::string_view key = view(it->key());
     auto channel_sequence =
@@ -110,7 +152,21 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
                                        ", channel sequence " +
                                        std::to_string(expected) + ": " + what});
     };
-    if (channel_sequence != expected) return corrupt("entry missing");
+    if (channel_sequence != expected) {
+      // As read() does: a read error the iterator passed over, or missing.
+      const std::string wanted = layout::channel_key(channel, expected);
+      auto present =
+          has_key(database_, kChannelIndex, wanted,
+                  "reading the channel index of " + std::string(channel));
+      if (!present) return std::unexpected(present.error());
+      if (!*present || ++rescans > kMaxRescans) {
+        return corrupt("entry missing");
+      }
+      it.reset(database_.db->NewIterator(options, database_[kChannelIndex]));
+      it->Seek(wanted);
+      --expected;  // the loop's increment brings it back
+      continue;
+    }
     if (!sequence) return corrupt("malformed log sequence");
     pinned.Reset();
     rocksdb::Status status =
@@ -145,14 +201,33 @@ Result<void> RocksDbLogStore::scan_log(const RecordVisitor& visit) const {
   std::unique_ptr<rocksdb::Iterator> it(
       database_.db->NewIterator(options, database_[kLog]));
   std::vector<std::uint64_t> scratch;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    auto sequence = layout::decode_be64(view(it->key()));
-    if (!sequence) {
+  std::uint64_t next = 1;  // a dense log's next key
+  int rescans = 0;
+  for (it->SeekToFirst(); readable_at(*it); it->Next()) {
+    auto malformed = [&] {
       return std::unexpected(
           Error{ErrorCode::kCorruption, "log: a key of " +
                                             std::to_string(it->key().size()) +
                                             " bytes is not a log sequence"});
+    };
+    auto sequence = layout::decode_be64(view(it->key()));
+    if (!sequence) return malformed();
+    if (*sequence > next) {
+      // As read() does: a read error the iterator passed over, or a gap
+      // the caller (the audit) reports.
+      const std::string key = layout::encode_be64(next);
+      auto present = has_key(database_, kLog, key,
+                             "reading log sequence " + std::to_string(next));
+      if (!present) return std::unexpected(present.error());
+      if (*present && ++rescans <= kMaxRescans) {
+        it.reset(database_.db->NewIterator(options, database_[kLog]));
+        it->Seek(key);
+        if (!readable_at(*it)) break;
+        sequence = layout::decode_be64(view(it->key()));
+        if (!sequence) return malformed();
+      }
     }
+    next = *sequence + 1;
     if (!visit(*sequence, schema::aligned_record(view(it->value()), scratch))) {
       return {};
     }
@@ -167,7 +242,7 @@ Result<void> RocksDbLogStore::scan_channel_index(
   if (!readable) return std::unexpected(readable.error());
   std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
       rocksdb::ReadOptions(), database_[kChannelIndex]));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+  for (it->SeekToFirst(); readable_at(*it); it->Next()) {
     std::string_view key = view(it->key());
     const std::size_t length =
         key.empty() ? 0 : static_cast<std::uint8_t>(key.front());
@@ -196,7 +271,7 @@ Result<void> RocksDbLogStore::scan_idempotency_index(
   if (!readable) return std::unexpected(readable.error());
   std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
       rocksdb::ReadOptions(), database_[kIdempotency]));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+  for (it->SeekToFirst(); readable_at(*it); it->Next()) {
     auto sequence = layout::decode_be64(view(it->value()));
     if (!sequence) {
       return std::unexpected(
@@ -254,14 +329,32 @@ Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
   if (!it->status().ok()) {
     return io_error("reading the channel index", it->status());
   }
-  if (!it->Valid() || !view(it->key()).starts_with(prefix)) return 0;
-  auto sequence = layout::decode_be64(view(it->key()).substr(prefix.size()));
-  if (!sequence) {
-    return std::unexpected(
-        Error{ErrorCode::kCorruption,
-              "channel index of " + std::string(channel) + ": malformed key"});
+  std::uint64_t last = 0;
+  if (it->Valid() && view(it->key()).starts_with(prefix)) {
+    auto sequence = layout::decode_be64(view(it->key()).substr(prefix.size()));
+    if (!sequence) {
+      return std::unexpected(Error{
+          ErrorCode::kCorruption,
+          "channel index of " + std::string(channel) + ": malformed key"});
+    }
+    last = *sequence;
   }
-  return *sequence;
+  // The next channel sequence is numbered from this one: an iterator that
+  // passed over a table file it failed to read (see has_key) would have the
+  // next append overwrite an index entry. The entry after it must be absent.
+  auto next =
+      has_key(database_, kChannelIndex, layout::channel_key(channel, last + 1),
+              "reading the channel index of " + std::string(channel));
+  if (!next) return std::unexpected(next.error());
+  if (*next) {
+    return std::unexpected(
+        Error{ErrorCode::kIoError,
+              "reading the channel index of " + std::string(channel) +
+                  ": its last entry read as " + std::to_string(last) +
+                  ", yet entry " + std::to_string(last + 1) +
+                  " exists (a read error passed over)"});
+  }
+  return last;
 }
 
 std::uint64_t RocksDbLogStore::wait_for_append(

@@ -33,6 +33,12 @@ Result<Database> open_recovering(
     bool creating, RecoveryReport& report,
     std::optional<std::uint64_t> clean_close = std::nullopt);
 
+// Opens the store in `directory` read-only (RocksDB's OpenForReadOnly: no
+// lock, nothing written), tolerating an incomplete WAL tail: a view for
+// reads while the store cannot be reopened for writing.
+Result<Database> open_read_view(const std::filesystem::path& directory,
+                                const RocksDbOptions& options);
+
 class RocksDbLogStore final : public LogStore {
  public:
   // A `read_only` store is a RocksDB secondary instance of a store another
@@ -122,7 +128,8 @@ class RocksDbLogStore final : public LogStore {
   Result<void> check_free_space(bool fresh = false);
 
   // A shared hold of database_mutex_ for a read, or kClosed once closed, or
-  // a read-only store's catch-up error once one found the store damaged.
+  // a read-only store's catch-up error once one found the store damaged,
+  // or why the store has no database open (unreadable_).
   Result<std::shared_lock<std::shared_mutex>> lock_readable() const;
   // Read-only stores: replays what the primary wrote since the last call
   // and moves last_sequence_ to the newest record. A catch-up that finds
@@ -134,6 +141,9 @@ class RocksDbLogStore final : public LogStore {
   // no append is sequenced meanwhile); readers hold it shared.
   mutable std::shared_mutex database_mutex_;
   Database database_;
+  // Why database_ is not open (resume() could open neither the store nor
+  // a read view of it); guarded by database_mutex_.
+  std::optional<Error> unreadable_;
   const RocksDbOptions options_;
   rocksdb::WriteOptions write_options_;
   const std::filesystem::path directory_;

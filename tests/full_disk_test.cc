@@ -1,8 +1,8 @@
 // A disk that fills up under the log: RocksDB's writes fail with ENOSPC
 // (injected through its FileSystem, as a full disk makes them fail) while
 // records are written and while memtables are flushed. Nothing acked may be
-// lost, and once space is freed the store and the hub accept writes again
-// without being reopened.
+// lost, reads go on while the disk stays full, and once space is freed the
+// store and the hub accept writes again without being reopened.
 #include <doctest/doctest.h>
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
@@ -12,6 +12,7 @@
 #include "engine/base/flex_json.h"
 #include "engine/hub/hub.h"
 #include "log/rocksdb_log_store.h"
+#include "tests/crashtest/power_cut_fs.h"
 #include "tests/hub_fixture.h"
 #include "tests/test_support.h"
 
@@ -22,68 +23,30 @@ using log::ErrorCode;
 using testing::text_entry;
 using testing::text_of;
 
-// Fails writes to new data with ENOSPC while `full`, as a full disk does:
-// WAL appends when `wal` is set, table files (memtable flushes) when
-// `tables` is set.
-class FillingFileSystem : public rocksdb::FileSystemWrapper {
- public:
-  explicit FillingFileSystem(const std::shared_ptr<FileSystem>& base)
-      : FileSystemWrapper(base) {}
-  const char* Name() const override { return "FillingFileSystem"; }
-
-  rocksdb::IOStatus NewWritableFile(
-      const std::string& name, const rocksdb::FileOptions& options,
-      std::unique_ptr<rocksdb::FSWritableFile>* file,
-      rocksdb::IODebugContext* debug) override {
-    rocksdb::IOStatus status =
-        target()->NewWritableFile(name, options, file, debug);
-    const bool wal = name.ends_with(".log");
-    const bool table = name.ends_with(".sst");
-    if (status.ok() && (wal || table)) {
-      *file = std::make_unique<File>(std::move(*file),
-                                     wal ? wal_full : tables_full);
-    }
-    return status;
-  }
-
-  std::atomic<bool> wal_full = false;
-  std::atomic<bool> tables_full = false;
-
- private:
-  class File : public rocksdb::FSWritableFileOwnerWrapper {
-   public:
-    File(std::unique_ptr<rocksdb::FSWritableFile> file,
-         const std::atomic<bool>& full)
-        : FSWritableFileOwnerWrapper(std::move(file)), full_(full) {}
-    rocksdb::IOStatus Append(const rocksdb::Slice& data,
-                             const rocksdb::IOOptions& options,
-                             rocksdb::IODebugContext* debug) override {
-      if (full_) return no_space();
-      return target()->Append(data, options, debug);
-    }
-    rocksdb::IOStatus Append(const rocksdb::Slice& data,
-                             const rocksdb::IOOptions& options,
-                             const rocksdb::DataVerificationInfo& info,
-                             rocksdb::IODebugContext* debug) override {
-      if (full_) return no_space();
-      return target()->Append(data, options, info, debug);
-    }
-
-   private:
-    static rocksdb::IOStatus no_space() {
-      return rocksdb::IOStatus::NoSpace("injected", "No space left on device");
-    }
-    const std::atomic<bool>& full_;
-  };
-};
-
-// A scratch directory whose stores open through a FillingFileSystem.
-// Stores opened from it must be gone before it is.
+// A scratch directory whose stores open through a PowerCutFileSystem
+// (tests/crashtest/power_cut_fs.h) that fills up on demand: appends to WAL
+// files and table files (memtable flushes) fail with ENOSPC, as on a full
+// disk. Stores opened from it must be gone before it is.
 struct FillingDisk {
   testing::ScratchDir dir;
-  std::shared_ptr<FillingFileSystem> file_system =
-      std::make_shared<FillingFileSystem>(rocksdb::FileSystem::Default());
+  std::shared_ptr<crashtest::PowerCutFileSystem> file_system =
+      std::make_shared<crashtest::PowerCutFileSystem>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+
+  // From now on appends to WAL files (`wal`) and table files (`tables`)
+  // fail; fill(false, false) frees the space.
+  void fill(bool wal, bool tables) {
+    if (!wal && !tables) {
+      file_system->faults().disarm();
+      return;
+    }
+    file_system->faults().arm({.kind = crashtest::IoFault::Kind::kNoSpace,
+                               .ops = crashtest::IoFault::kAppend,
+                               .files = [wal, tables](const std::string& name) {
+                                 return (wal && name.ends_with(".log")) ||
+                                        (tables && name.ends_with(".sst"));
+                               }});
+  }
 
   log::OpenedLogStore open(std::size_t write_buffer_size = 0) {
     auto opened = log::open_rocksdb_log_store(
@@ -119,7 +82,7 @@ TEST_CASE(
     log::LogStore& store = *opened.store;
     REQUIRE(append_text(store, "1").has_value());
     REQUIRE(append_text(store, "2").has_value());
-    disk.file_system->wal_full = true;
+    disk.fill(true, false);
     auto failed = append_text(store, "lost");
     REQUIRE_FALSE(failed.has_value());
     CHECK(failed.error().code == ErrorCode::kNoSpace);
@@ -129,7 +92,7 @@ TEST_CASE(
     CHECK(refused.error().code == ErrorCode::kNoSpace);
     CHECK(refused.error().message.find("until space is freed") !=
           std::string::npos);
-    disk.file_system->wal_full = false;
+    disk.fill(false, false);
     auto resumed = store.resume();
     REQUIRE_MESSAGE(resumed.has_value(), testing::error_message(resumed));
     auto next = append_text(store, "3");
@@ -150,7 +113,7 @@ TEST_CASE(
     // Small memtables: a few appends fill one and start a flush.
     auto opened = disk.open(/*write_buffer_size=*/64 << 10);
     log::LogStore& store = *opened.store;
-    disk.file_system->tables_full = true;
+    disk.fill(false, true);
     const std::string padding(1000, 'x');
     bool refused = false;
     for (int i = 0; i < 2000 && !refused; ++i) {
@@ -165,7 +128,7 @@ TEST_CASE(
     }
     REQUIRE_MESSAGE(refused, "the failed flush never stopped appends");
     CHECK_FALSE(store.resume().has_value());
-    disk.file_system->tables_full = false;
+    disk.fill(false, false);
     auto resumed = store.resume();
     REQUIRE_MESSAGE(resumed.has_value(), testing::error_message(resumed));
     auto next = append_text(store, "after");
@@ -189,7 +152,7 @@ TEST_CASE(
   const std::string id = channel->channel_id;
   REQUIRE(hub.say(id, alice, "one").has_value());
 
-  disk.file_system->wal_full = true;
+  disk.fill(true, false);
   auto lost = hub.say(id, bob, "lost");
   REQUIRE_FALSE(lost.has_value());
   CHECK(lost.error().kind == engine::ErrorKind::kStorage);
@@ -201,7 +164,7 @@ TEST_CASE(
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().kind == engine::ErrorKind::kStorage);
 
-  disk.file_system->wal_full = false;
+  disk.fill(false, false);
   auto after = hub.say(id, bob, "two");
   REQUIRE_MESSAGE(after.has_value(), testing::error_message(after));
   CHECK_FALSE(hub.hub().health().failure.has_value());
@@ -219,6 +182,59 @@ TEST_CASE(
   hub.restart();
   CHECK(hub.state(id) == live_state);
   CHECK(texts() == std::vector<std::string>{"one", "two"});
+}
+
+TEST_CASE(
+    "while the disk stays full, the store and the hub keep serving reads "
+    "(the store cannot reopen for writing)") {
+  FillingDisk disk;
+  testing::TestHub hub({}, {.env = disk.env.get()});
+  const std::string alice = hub.add_agent("alice");
+  const std::string bob = hub.add_agent("bob");
+  auto channel = hub.open(alice, "conversation", {bob});
+  REQUIRE_MESSAGE(channel.has_value(), testing::error_message(channel));
+  const std::string id = channel->channel_id;
+  REQUIRE(hub.say(id, alice, "one").has_value());
+  const std::vector<engine::Envelope> before = hub.wal(id);
+
+  // Reopening the store for writing flushes the replayed WAL into a table
+  // file: with tables full too, every resume fails.
+  disk.fill(true, true);
+  REQUIRE_FALSE(hub.say(id, bob, "lost").has_value());
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto refused = hub.say(id, bob, "refused");
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().kind == engine::ErrorKind::kStorage);
+    CHECK(refused.error().message.find("injected ENOSPC") != std::string::npos);
+    auto wal = hub.hub().read_wal(id, 0);
+    REQUIRE_MESSAGE(wal.has_value(), testing::error_message(wal));
+    REQUIRE(wal->size() == before.size());
+    CHECK(wal->back().envelope_id == before.back().envelope_id);
+    auto sequence = [&] {
+      std::uint64_t last = 0;
+      auto read = hub.hub().store().read(
+          1, log::kLastSequence, [&](std::uint64_t at, std::string_view) {
+            last = at;
+            return true;
+          });
+      REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
+      return last;
+    };
+    CHECK(sequence() == hub.hub().store().last_sequence());
+  }
+  CHECK(hub.hub().get_channel(id).has_value());
+
+  disk.fill(false, false);
+  auto after = hub.say(id, bob, "two");
+  REQUIRE_MESSAGE(after.has_value(), testing::error_message(after));
+  hub.restart();
+  std::vector<std::string> texts;
+  for (const auto& envelope : hub.wal(id)) {
+    if (envelope.event_type == "ag2.msg.text") {
+      texts.push_back(engine::flex_to_json(envelope.event_data)["text"]);
+    }
+  }
+  CHECK(texts == std::vector<std::string>{"one", "two"});
 }
 
 }  // namespace

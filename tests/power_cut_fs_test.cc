@@ -219,5 +219,62 @@ TEST_CASE("a cut can keep what a test chooses, new directory entries too") {
   CHECK(contents(f.dir.path() / "000007.log") == "newer");
 }
 
+TEST_CASE(
+    "an armed fault fails the nth matching call, once or until disarmed") {
+  using crashtest::IoFault;
+  Fixture f;
+  auto file = f.create("000004.log");
+  f.file_system.faults().arm({.kind = IoFault::Kind::kNoSpace,
+                              .ops = IoFault::kSync,
+                              .nth = 2,
+                              .sticky = true});
+  REQUIRE(file->Append("one", f.io, nullptr).ok());  // not a sync
+  CHECK(file->Sync(f.io, nullptr).ok());
+  const rocksdb::IOStatus full = file->Sync(f.io, nullptr);
+  CHECK(full.IsNoSpace());
+  CHECK(full.ToString().find("injected ENOSPC on sync of") !=
+        std::string::npos);
+  CHECK(full.ToString().find("000004.log") != std::string::npos);
+  CHECK(file->Fsync(f.io, nullptr).IsNoSpace());  // sticky
+  CHECK(file->RangeSync(0, 3, f.io, nullptr).IsNoSpace());
+  CHECK(file->Append("two", f.io, nullptr).ok());
+  f.file_system.faults().disarm();
+  CHECK(file->Sync(f.io, nullptr).ok());
+  CHECK(f.file_system.faults().injected() == 3);
+
+  // One EIO on the first read, then reads work again.
+  f.file_system.faults().arm({.kind = IoFault::Kind::kIoError,
+                              .ops = IoFault::kRead,
+                              .sticky = false});
+  std::unique_ptr<rocksdb::FSSequentialFile> reader;
+  const std::string name = (f.dir.path() / "000004.log").string();
+  const rocksdb::IOStatus open =
+      f.file_system.NewSequentialFile(name, {}, &reader, nullptr);
+  CHECK(open.IsIOError());
+  CHECK_FALSE(open.IsNoSpace());
+  CHECK(open.ToString().find("injected EIO on opening to read") !=
+        std::string::npos);
+  REQUIRE(f.file_system.NewSequentialFile(name, {}, &reader, nullptr).ok());
+  char scratch[16];
+  rocksdb::Slice read;
+  REQUIRE(reader->Read(sizeof scratch, f.io, &read, scratch, nullptr).ok());
+  CHECK(read.ToString() == "onetwo");
+
+  // Creation: a new file and a rename fail without changing the directory.
+  f.file_system.faults().arm(
+      {.kind = IoFault::Kind::kIoError, .ops = IoFault::kCreate});
+  std::unique_ptr<rocksdb::FSWritableFile> refused;
+  CHECK_FALSE(f.file_system
+                  .NewWritableFile((f.dir.path() / "000005.log").string(), {},
+                                   &refused, nullptr)
+                  .ok());
+  CHECK_FALSE(fs::exists(f.dir.path() / "000005.log"));
+  CHECK_FALSE(
+      f.file_system
+          .RenameFile(name, (f.dir.path() / "CURRENT").string(), f.io, nullptr)
+          .ok());
+  CHECK(fs::exists(name));
+}
+
 }  // namespace
 }  // namespace parley

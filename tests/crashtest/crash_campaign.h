@@ -63,8 +63,26 @@ struct CampaignTotals {
   std::uint64_t files_cut = 0;   // files that lost unsynced bytes
   std::uint64_t files_torn = 0;  // of those, kept a torn prefix
   std::uint64_t bytes_dropped = 0;
+  // I/O fault trials (tests/crashtest/fault_campaign.h).
+  std::uint64_t faults_injected = 0;      // file system calls failed
+  std::uint64_t trials_faulted = 0;       // trials in which a call failed
+  std::uint64_t failed_ops = 0;           // ops told a storage error
+  std::uint64_t acked_after_failure = 0;  // begun after the hub stopped
+  std::uint64_t unclear_errors = 0;       // an error not naming the failure
+  std::uint64_t open_refused = 0;         // hydrate refused, naming the fault
+  std::uint64_t stopped_until_reopen = 0;
+  std::uint64_t full_disk_stops = 0;
+  std::uint64_t resumed_after_space_freed = 0;
+  std::uint64_t not_resumed = 0;       // full disk, space freed, still refusing
+  std::uint64_t hub_reads = 0;         // reads through a hub after a fault
+  std::uint64_t hub_reads_failed = 0;  // of those, failed by a read fault
+  std::uint64_t read_failures = 0;     // a read failed that must not, or the
+                                       // failed read stopped the hub
+  std::uint64_t read_only_opens = 0;   // secondary opens beside the hub
   bool failed() const {
-    return lost || duplicated || out_of_order || audit_failures;
+    return lost || duplicated || out_of_order || audit_failures ||
+           acked_after_failure || unclear_errors || not_resumed ||
+           read_failures;
   }
 };
 

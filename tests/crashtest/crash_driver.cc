@@ -44,6 +44,9 @@ class Driver {
                         .write_buffer_size = options_.write_buffer_size});
     if (!store) {
       std::fprintf(stderr, "crash driver: %s\n", store.error().message.c_str());
+      if (options_.report_failures) {
+        emit("open-failed " + store.error().message);
+      }
       return 1;
     }
     clock_ = std::make_shared<engine::ManualClock>(
@@ -55,6 +58,9 @@ class Driver {
          .invite_ack_timeout = std::chrono::milliseconds(0)});
     if (!hub) {
       std::fprintf(stderr, "crash driver: %s\n", hub.error().message.c_str());
+      if (options_.report_failures) {
+        emit("open-failed " + hub.error().message);
+      }
       return 1;
     }
     hub_ = std::move(*hub);
@@ -68,6 +74,7 @@ class Driver {
       if (options_.stop && *options_.stop) break;
       if (n == 0) inject();
       step(table, total_weight);
+      if (options_.after_op && !options_.after_op(*hub_)) break;
     }
     for (const auto& [op, counts] : counts_) {
       if (!options_.max_ops) break;
@@ -108,7 +115,20 @@ class Driver {
   }
 
   engine::Result<json> call(std::string_view op, const json& params) {
-    return ops_->call(op, params);
+    return noted(ops_->call(op, params));
+  }
+
+  // Reports a storage failure of the running op (report_failures).
+  template <typename T>
+  engine::Result<T> noted(engine::Result<T> result) {
+    if (!result && result.error().kind == engine::ErrorKind::kStorage &&
+        options_.report_failures) {
+      emit(std::string("fail ") + running_ + " " + result.error().message);
+      // Self-test: the failed op acknowledged, as a hub that acked a
+      // batch whose write failed would.
+      if (options_.inject == "ack-failed") ack('m', "env:unwritten-" + mark());
+    }
+    return result;
   }
 
   void learn_world() {
@@ -146,7 +166,9 @@ class Driver {
         invite, invitee,
         answer >= 90 ? std::optional<std::string_view>("not now")
                      : std::nullopt);
-    if (auto id = hub_->post_envelope(std::move(reply))) ack('i', "env:" + *id);
+    if (auto id = noted(hub_->post_envelope(std::move(reply)))) {
+      ack('i', "env:" + *id);
+    }
   }
 
   // A live channel, forgetting the ones found ended.
@@ -397,11 +419,13 @@ class Driver {
     const std::string& agent = pick(channel->participants).agent_id;
     // The hub acks an unknown recipient's receipt and writes nothing.
     if (!hub_->get_agent(agent)) return false;
-    auto last = hub_->read_wal(channel->channel_id, -1);
+    auto last = noted(hub_->read_wal(channel->channel_id, -1));
     if (!last || last->empty()) return false;
     const std::string& id = last->back().envelope_id;
     if (hub_->inbox_cursor(agent, channel->channel_id) >= id) return false;
-    if (!hub_->acknowledge(agent, channel->channel_id, id)) return false;
+    if (!noted(hub_->acknowledge(agent, channel->channel_id, id))) {
+      return false;
+    }
     ack('m', "cursor:" + agent + ":" + channel->channel_id + ":" + id);
     return true;
   }
@@ -413,9 +437,9 @@ class Driver {
     emit("clock " + std::to_string(clock_->now().time_since_epoch().count()));
     const std::uint64_t before = hub_->store().last_sequence();
     emit("phase sweep-begin");
-    auto swept = hub_->expire_due();
-    auto ticked =
-        swept ? hub_->tick_expectations() : engine::Result<std::size_t>(0);
+    auto swept = noted(hub_->expire_due());
+    auto ticked = swept ? noted(hub_->tick_expectations())
+                        : engine::Result<std::size_t>(0);
     emit("phase sweep-end");
     if (!swept || !ticked) return false;
     auto read = hub_->store().read(
@@ -476,6 +500,7 @@ class Driver {
       if (at < op.weight) {
         auto& [tried, acked] = counts_[op.name];
         ++tried;
+        running_ = op.name;
         acked += op.run() ? 1 : 0;
         return;
       }
@@ -487,6 +512,7 @@ class Driver {
   std::mt19937_64 random_;
   const std::string prefix_;
   std::uint64_t marks_ = 0;
+  const char* running_ = "";  // the op step() runs
   std::shared_ptr<engine::ManualClock> clock_;
   std::unique_ptr<engine::Hub> hub_;
   std::unique_ptr<engine::ControlPlane> ops_;

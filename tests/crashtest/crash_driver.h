@@ -21,6 +21,9 @@
 namespace rocksdb {
 class Env;
 }
+namespace parley::engine {
+class Hub;
+}
 
 namespace parley::crashtest {
 
@@ -32,7 +35,8 @@ struct DriverOptions {
   // 2026-01-01T00:00:00+00:00.
   std::int64_t clock_micros = 0;
   // Self-test faults: "lose" acks a post that was never made, "duplicate"
-  // appends a second copy of an acknowledged record behind the hub's back.
+  // appends a second copy of an acknowledged record behind the hub's back,
+  // "ack-failed" (with report_failures) acks every op that failed.
   std::string inject;
   // 0: run until killed. Otherwise stop after this many ops and print
   // per-op counts on stderr.
@@ -50,6 +54,13 @@ struct DriverOptions {
   // Called with the hub's store once the driver stops, before it closes the
   // hub (not when the hub never opened).
   std::function<void(const log::LogStore&)> before_close;
+  // The I/O fault campaign (tests/crashtest/fault_campaign.h): reports
+  //   open-failed <message>    the store or the hub did not open
+  //   fail <op> <message>      an op failed with ErrorKind::kStorage
+  // and calls `after_op` on the driver's thread after every op (its acks
+  // and fail lines already sent); driving stops when it returns false.
+  bool report_failures = false;
+  std::function<bool(engine::Hub&)> after_op;
 };
 
 // Returns the process exit status: 0 after max_ops, 1 when the store or

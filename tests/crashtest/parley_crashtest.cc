@@ -4,6 +4,7 @@
 //
 //   parley-crashtest --data DIR --trials N [--seed S]
 //   parley-crashtest --data DIR --trials N --power-cut sync|async
+//   parley-crashtest --data DIR --trials N --faults
 //
 // Run with --child, it is the child a trial kills (crash_driver.h).
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 
 #include "tests/crashtest/crash_campaign.h"
 #include "tests/crashtest/crash_driver.h"
+#include "tests/crashtest/fault_campaign.h"
 #include "tests/crashtest/power_campaign.h"
 
 int main(int argc, char** argv) {
@@ -39,14 +41,21 @@ int main(int argc, char** argv) {
   app.add_option("--inject", campaign.inject,
                  "self-test: 'lose' fakes an ack, 'duplicate' writes an "
                  "acknowledged record twice, 'unsynced-acks' (with "
-                 "--power-cut sync) drives the hub without syncs")
-      ->check(CLI::IsMember({"lose", "duplicate", "unsynced-acks"}));
+                 "--power-cut sync) drives the hub without syncs, "
+                 "'ack-failed' (with --faults) acks every failed op")
+      ->check(
+          CLI::IsMember({"lose", "duplicate", "unsynced-acks", "ack-failed"}));
   app.add_flag("-v,--verbose", campaign.verbose, "one line per trial");
   std::string power_cut;
   app.add_option("--power-cut", power_cut,
                  "simulated power losses instead of kills, with this "
                  "durability")
       ->check(CLI::IsMember({"sync", "async"}));
+  bool faults = false;
+  app.add_flag("--faults", faults,
+               "I/O faults (ENOSPC, EIO) injected into a serving hub's "
+               "store instead of kills")
+      ->excludes("--power-cut");
   app.add_flag("--child", child, "run as a trial's child")->group("");
   app.add_option("--generation", driver.generation)->group("");
   app.add_option("--clock", driver.clock_micros)->group("");
@@ -64,6 +73,11 @@ int main(int argc, char** argv) {
   campaign.seed = seed;
   campaign.self = std::filesystem::canonical("/proc/self/exe");
   try {
+    if (faults) {
+      const auto totals = parley::crashtest::run_fault_campaign(campaign);
+      std::cout << parley::crashtest::fault_totals_json(totals) << std::endl;
+      return totals.failed() ? 1 : 0;
+    }
     const auto totals =
         power_cut.empty()
             ? parley::crashtest::run_campaign(campaign)

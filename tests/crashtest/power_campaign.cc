@@ -214,65 +214,19 @@ class PowerCampaign {
   // `survivors` with the tokens of what it holds.
   bool check_prefix(const std::vector<std::string>* live,
                     std::vector<std::string>& survivors) {
-    auto opened = log::open_rocksdb_log_store(history_->dir);
-    if (!opened) {
-      problem("after the power cut the store does not open: " +
-                  opened.error().message,
-              totals_.audit_failures);
+    PrefixCheck check = crashtest::check_prefix(history_->dir, live);
+    for (const std::string& what : check.problems) {
+      problem("after the power cut " + what, totals_.audit_failures);
+    }
+    if (!check.opened) {
       history_.reset();
       return false;
     }
-    totals_.torn_tails += opened->recovery.torn_tail ? 1 : 0;
-    std::uint64_t mismatches = 0;
-    std::string first_mismatch;
-    auto read = opened->store->read(
-        1, log::kLastSequence,
-        [&](std::uint64_t sequence, std::string_view record) {
-          survivors.push_back(record_token(sequence, record));
-          if (live && sequence <= live->size() &&
-              (*live)[sequence - 1] != record) {
-            if (!mismatches++) {
-              first_mismatch = "log sequence " + std::to_string(sequence) +
-                               " (" + survivors.back() + ")";
-            }
-          }
-          return true;
-        });
-    if (!read) {
-      problem(
-          "after the power cut the log does not read: " + read.error().message,
-          totals_.audit_failures);
-      return false;
-    }
-    if (mismatches) {
-      problem(std::to_string(mismatches) +
-                  " records after the power cut differ from what the hub "
-                  "had in its log, first " +
-                  first_mismatch,
-              totals_.audit_failures);
-    }
-    if (!live || mismatches) return true;
-    if (survivors.size() > live->size()) {
-      totals_.unacked_survivors += survivors.size() - live->size();
-      return true;
-    }
-    totals_.records_dropped += live->size() - survivors.size();
-    // The fold of the prefix of the hub's own log.
-    auto adapters = replay::builtin_adapter_registry();
-    engine::HubState prefix(*adapters);
-    for (std::size_t i = 0; i < survivors.size(); ++i) {
-      // Records must start 8-byte aligned: std::string data is.
-      (void)prefix.apply(i + 1, (*live)[i]);
-    }
-    auto folded = replay::FoldedStore::fold(*opened->store);
-    if (!folded || replay::store_state_hash((*folded)->state()) !=
-                       replay::store_state_hash(prefix)) {
-      problem(
-          "the store after the power cut does not fold to the state of the "
-          "prefix of the hub's log it holds",
-          totals_.audit_failures);
-    }
-    return true;
+    totals_.torn_tails += check.torn_tail ? 1 : 0;
+    totals_.unacked_survivors += check.beyond;
+    totals_.records_dropped += check.dropped;
+    survivors = std::move(check.survivors);
+    return check.read_back;
   }
 
   // Async durability: drops the acks that did not survive, after checking

@@ -55,6 +55,9 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
   IOStatus Append(const Slice& data, const IOOptions& options,
                   IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(IoFault::kAppend, "append to"); !fault.ok()) {
+      return fault;
+    }
     IOStatus status = target()->Append(data, options, debug);
     return status.ok() ? owner_.appended(name_, data.size()) : status;
   }
@@ -62,6 +65,9 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
                   const rocksdb::DataVerificationInfo& info,
                   IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(IoFault::kAppend, "append to"); !fault.ok()) {
+      return fault;
+    }
     IOStatus status = target()->Append(data, options, info, debug);
     return status.ok() ? owner_.appended(name_, data.size()) : status;
   }
@@ -77,6 +83,10 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
   IOStatus Truncate(std::uint64_t size, const IOOptions& options,
                     IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(IoFault::kAppend, "truncate of");
+        !fault.ok()) {
+      return fault;
+    }
     IOStatus status = target()->Truncate(size, options, debug);
     return status.ok() ? owner_.truncated(name_, size) : status;
   }
@@ -90,6 +100,9 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
   // overtakes makes nothing durable.
   IOStatus Sync(const IOOptions& options, IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(IoFault::kSync, "sync of"); !fault.ok()) {
+      return fault;
+    }
     const std::uint64_t written = owner_.written(name_);
     IOStatus status = target()->Sync(options, debug);
     if (owner_.down()) return IOStatus::IOError("power cut");
@@ -97,6 +110,9 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
   IOStatus Fsync(const IOOptions& options, IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(IoFault::kSync, "sync of"); !fault.ok()) {
+      return fault;
+    }
     const std::uint64_t written = owner_.written(name_);
     IOStatus status = target()->Fsync(options, debug);
     if (owner_.down()) return IOStatus::IOError("power cut");
@@ -106,6 +122,10 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
   IOStatus RangeSync(std::uint64_t offset, std::uint64_t bytes,
                      const IOOptions& options, IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(IoFault::kSync, "range sync of");
+        !fault.ok()) {
+      return fault;
+    }
     return target()->RangeSync(offset, bytes, options, debug);
   }
   bool IsSyncThreadSafe() const override {
@@ -113,6 +133,10 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
 
  private:
+  IOStatus fault_on(IoFault::Op op, std::string_view what) {
+    return owner_.faults().check(op, name_, what);
+  }
+
   PowerCutFileSystem& owner_;
   const std::string name_;
 };
@@ -127,6 +151,7 @@ class TrackedDirectory : public rocksdb::FSDirectoryWrapper {
 
   IOStatus Fsync(const IOOptions& options, IODebugContext* debug) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(); !fault.ok()) return fault;
     IOStatus status = FSDirectoryWrapper::Fsync(options, debug);
     return status.ok() ? owner_.directory_synced(name_) : status;
   }
@@ -134,13 +159,79 @@ class TrackedDirectory : public rocksdb::FSDirectoryWrapper {
       const IOOptions& options, IODebugContext* debug,
       const rocksdb::DirFsyncOptions& dir_options) override {
     if (owner_.down()) return IOStatus::IOError("power cut");
+    if (IOStatus fault = fault_on(); !fault.ok()) return fault;
     IOStatus status =
         FSDirectoryWrapper::FsyncWithDirOptions(options, debug, dir_options);
     return status.ok() ? owner_.directory_synced(name_) : status;
   }
 
  private:
+  IOStatus fault_on() {
+    return owner_.faults().check(IoFault::kCreate, name_,
+                                 "fsync of the directory");
+  }
+
   PowerCutFileSystem& owner_;
+  const std::string name_;
+};
+
+// Files opened to read, failing reads when a fault says so.
+class FaultySequentialFile : public rocksdb::FSSequentialFileOwnerWrapper {
+ public:
+  FaultySequentialFile(std::unique_ptr<rocksdb::FSSequentialFile> file,
+                       FaultSwitch& faults, std::string name)
+      : FSSequentialFileOwnerWrapper(std::move(file)),
+        faults_(faults),
+        name_(std::move(name)) {}
+
+  IOStatus Read(size_t n, const IOOptions& options, Slice* result,
+                char* scratch, IODebugContext* debug) override {
+    if (IOStatus fault = fault_on(); !fault.ok()) return fault;
+    return target()->Read(n, options, result, scratch, debug);
+  }
+  IOStatus PositionedRead(std::uint64_t offset, size_t n,
+                          const IOOptions& options, Slice* result,
+                          char* scratch, IODebugContext* debug) override {
+    if (IOStatus fault = fault_on(); !fault.ok()) return fault;
+    return target()->PositionedRead(offset, n, options, result, scratch, debug);
+  }
+
+ private:
+  IOStatus fault_on() {
+    return faults_.check(IoFault::kRead, name_, "sequential read of");
+  }
+  FaultSwitch& faults_;
+  const std::string name_;
+};
+
+class FaultyRandomAccessFile : public rocksdb::FSRandomAccessFileOwnerWrapper {
+ public:
+  FaultyRandomAccessFile(std::unique_ptr<rocksdb::FSRandomAccessFile> file,
+                         FaultSwitch& faults, std::string name)
+      : FSRandomAccessFileOwnerWrapper(std::move(file)),
+        faults_(faults),
+        name_(std::move(name)) {}
+
+  IOStatus Read(std::uint64_t offset, size_t n, const IOOptions& options,
+                Slice* result, char* scratch,
+                IODebugContext* debug) const override {
+    if (IOStatus fault = fault_on(); !fault.ok()) return fault;
+    return target()->Read(offset, n, options, result, scratch, debug);
+  }
+  IOStatus MultiRead(rocksdb::FSReadRequest* requests, size_t count,
+                     const IOOptions& options, IODebugContext* debug) override {
+    if (IOStatus fault = fault_on(); !fault.ok()) {
+      for (size_t i = 0; i < count; ++i) requests[i].status = fault;
+      return fault;
+    }
+    return target()->MultiRead(requests, count, options, debug);
+  }
+
+ private:
+  IOStatus fault_on() const {
+    return faults_.check(IoFault::kRead, name_, "random read of");
+  }
+  FaultSwitch& faults_;
   const std::string name_;
 };
 
@@ -161,6 +252,10 @@ IOStatus PowerCutFileSystem::NewWritableFile(
     const std::string& name, const rocksdb::FileOptions& options,
     std::unique_ptr<rocksdb::FSWritableFile>* file, IODebugContext* debug) {
   if (down_) return power_is_off();
+  if (IOStatus fault = faults_.check(IoFault::kCreate, name, "creating");
+      !fault.ok()) {
+    return fault;
+  }
   std::lock_guard lock(mutex_);
   const bool existed = fs::exists(name);
   IOStatus status = target()->NewWritableFile(name, options, file, debug);
@@ -174,6 +269,10 @@ IOStatus PowerCutFileSystem::ReopenWritableFile(
     const std::string& name, const rocksdb::FileOptions& options,
     std::unique_ptr<rocksdb::FSWritableFile>* file, IODebugContext* debug) {
   if (down_) return power_is_off();
+  if (IOStatus fault = faults_.check(IoFault::kCreate, name, "reopening");
+      !fault.ok()) {
+    return fault;
+  }
   std::lock_guard lock(mutex_);
   const bool existed = fs::exists(name);
   IOStatus status = target()->ReopenWritableFile(name, options, file, debug);
@@ -193,6 +292,36 @@ IOStatus PowerCutFileSystem::ReuseWritableFile(
     const std::string&, const std::string&, const rocksdb::FileOptions&,
     std::unique_ptr<rocksdb::FSWritableFile>*, IODebugContext*) {
   return IOStatus::NotSupported("PowerCutFileSystem: WAL recycling");
+}
+
+IOStatus PowerCutFileSystem::NewSequentialFile(
+    const std::string& name, const rocksdb::FileOptions& options,
+    std::unique_ptr<rocksdb::FSSequentialFile>* file, IODebugContext* debug) {
+  if (IOStatus fault = faults_.check(IoFault::kRead, name, "opening to read");
+      !fault.ok()) {
+    return fault;
+  }
+  IOStatus status = target()->NewSequentialFile(name, options, file, debug);
+  if (status.ok()) {
+    *file =
+        std::make_unique<FaultySequentialFile>(std::move(*file), faults_, name);
+  }
+  return status;
+}
+
+IOStatus PowerCutFileSystem::NewRandomAccessFile(
+    const std::string& name, const rocksdb::FileOptions& options,
+    std::unique_ptr<rocksdb::FSRandomAccessFile>* file, IODebugContext* debug) {
+  if (IOStatus fault = faults_.check(IoFault::kRead, name, "opening to read");
+      !fault.ok()) {
+    return fault;
+  }
+  IOStatus status = target()->NewRandomAccessFile(name, options, file, debug);
+  if (status.ok()) {
+    *file = std::make_unique<FaultyRandomAccessFile>(std::move(*file), faults_,
+                                                     name);
+  }
+  return status;
 }
 
 IOStatus PowerCutFileSystem::NewRandomRWFile(
@@ -217,6 +346,11 @@ IOStatus PowerCutFileSystem::RenameFile(const std::string& source,
                                         const IOOptions& options,
                                         IODebugContext* debug) {
   if (down_) return power_is_off();
+  if (IOStatus fault =
+          faults_.check(IoFault::kCreate, target_name, "rename to");
+      !fault.ok()) {
+    return fault;
+  }
   std::lock_guard lock(mutex_);
   std::optional<std::string> previous = read_whole(target_name);
   IOStatus status = target()->RenameFile(source, target_name, options, debug);
@@ -239,6 +373,10 @@ IOStatus PowerCutFileSystem::LinkFile(const std::string& source,
                                       const IOOptions& options,
                                       IODebugContext* debug) {
   if (down_) return power_is_off();
+  if (IOStatus fault = faults_.check(IoFault::kCreate, target_name, "link to");
+      !fault.ok()) {
+    return fault;
+  }
   std::lock_guard lock(mutex_);
   IOStatus status = target()->LinkFile(source, target_name, options, debug);
   if (status.ok()) {

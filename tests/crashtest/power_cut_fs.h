@@ -13,6 +13,10 @@
 // Reads are passed through untouched. Files deleted before the cut stay
 // deleted (an unsynced delete is not undone).
 //
+// It also injects I/O faults (faults(), tests/crashtest/io_fault.h): ENOSPC
+// or EIO on appends, syncs, reads or file creation, at a chosen call or at
+// random, while the power is on. A failed call changes nothing on disk.
+//
 // Thread safety: every member may be called from any thread.
 #pragma once
 
@@ -28,6 +32,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "tests/crashtest/io_fault.h"
 
 namespace parley::crashtest {
 
@@ -53,6 +59,9 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
                                     : NewerWalCut::kOlderExists;
   }
   bool down() const { return down_; }
+
+  // The I/O faults this file system injects; none until one is armed.
+  FaultSwitch& faults() { return faults_; }
 
   struct Losses {
     std::uint64_t files_removed = 0;  // unsynced new entries dropped
@@ -95,6 +104,14 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
       const std::string& name, const std::string& old_name,
       const rocksdb::FileOptions& options,
       std::unique_ptr<rocksdb::FSWritableFile>* file,
+      rocksdb::IODebugContext* debug) override;
+  rocksdb::IOStatus NewSequentialFile(
+      const std::string& name, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSSequentialFile>* file,
+      rocksdb::IODebugContext* debug) override;
+  rocksdb::IOStatus NewRandomAccessFile(
+      const std::string& name, const rocksdb::FileOptions& options,
+      std::unique_ptr<rocksdb::FSRandomAccessFile>* file,
       rocksdb::IODebugContext* debug) override;
   rocksdb::IOStatus NewRandomRWFile(
       const std::string& name, const rocksdb::FileOptions& options,
@@ -157,6 +174,7 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
   // unless it `existed`. Caller holds mutex_.
   void created(const std::string& name, bool existed);
 
+  FaultSwitch faults_;
   std::atomic<bool> down_ = false;
   std::atomic<std::int64_t> appends_to_cut_ = 0;  // 0: no cut planned
   std::atomic<NewerWalCut> newer_wal_cut_ = NewerWalCut::kNone;

@@ -10,12 +10,14 @@
 #include "engine/base/clock.h"
 #include "engine/hub/hub.h"
 #include "engine/ops/control_plane.h"
+#include "engine/state/hub_state.h"
 #include "log/rocksdb_log_store.h"
 #include "replay/record_json.h"
 #include "replay/state_hash.h"
 #include "replay/store_audit.h"
 #include "tests/crashtest/ack_check.h"
 #include "tests/crashtest/child_process.h"
+#include "tests/crashtest/record_token.h"
 
 namespace parley::crashtest {
 
@@ -186,6 +188,67 @@ void parley_audit(const fs::path& parley, const fs::path& dir,
 }
 
 }  // namespace
+
+PrefixCheck check_prefix(const fs::path& dir,
+                         const std::vector<std::string>* live) {
+  PrefixCheck check;
+  auto opened = log::open_rocksdb_log_store(dir);
+  if (!opened) {
+    check.problems.push_back("the store does not open: " +
+                             opened.error().message);
+    return check;
+  }
+  check.opened = true;
+  check.torn_tail = opened->recovery.torn_tail;
+  std::uint64_t mismatches = 0;
+  std::string first_mismatch;
+  auto read = opened->store->read(
+      1, log::kLastSequence,
+      [&](std::uint64_t sequence, std::string_view record) {
+        check.survivors.push_back(record_token(sequence, record));
+        if (live && sequence <= live->size() &&
+            (*live)[sequence - 1] != record) {
+          if (!mismatches++) {
+            first_mismatch = "log sequence " + std::to_string(sequence) + " (" +
+                             check.survivors.back() + ")";
+          }
+        }
+        return true;
+      });
+  if (!read) {
+    check.problems.push_back("the log does not read: " + read.error().message);
+    return check;
+  }
+  check.read_back = true;
+  if (mismatches) {
+    check.problems.push_back(std::to_string(mismatches) +
+                             " records differ from what the hub had in its "
+                             "log, first " +
+                             first_mismatch);
+  }
+  if (!live || mismatches) return check;
+  if (check.survivors.size() >= live->size()) {
+    check.beyond = check.survivors.size() - live->size();
+  } else {
+    check.dropped = live->size() - check.survivors.size();
+  }
+  // The fold of the prefix of the hub's own log.
+  auto adapters = replay::builtin_adapter_registry();
+  engine::HubState prefix(*adapters);
+  const std::size_t common = std::min(check.survivors.size(), live->size());
+  for (std::size_t i = 0; i < common; ++i) {
+    // Records must start 8-byte aligned: std::string data is.
+    (void)prefix.apply(i + 1, (*live)[i]);
+  }
+  auto folded = replay::FoldedStore::fold(*opened->store, common);
+  if (!folded || replay::store_state_hash((*folded)->state()) !=
+                     replay::store_state_hash(prefix)) {
+    check.problems.push_back(
+        "the store does not fold to the state of the prefix of the hub's "
+        "log it holds");
+  }
+  return check;
+}
 
 StoreCheck check_store(StoreHistory& history,
                        const std::optional<FollowerRun>& follower,

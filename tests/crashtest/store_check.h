@@ -47,6 +47,27 @@ struct StoreCheck {
   std::vector<std::string> problems;
 };
 
+// What a store reopened after its hub stopped holds, against `live`, the
+// hub's log as its store read it just before it closed.
+struct PrefixCheck {
+  bool opened = false;     // false: the store did not open (problems say why)
+  bool read_back = false;  // the whole log read back
+  bool torn_tail = false;
+  std::vector<std::string> survivors;  // the tokens of what the store holds
+  // Records of `live` the store no longer holds, and records behind
+  // `live`'s end (batches the hub saw fail whose bytes reached the disk).
+  std::uint64_t dropped = 0;
+  std::uint64_t beyond = 0;
+  std::vector<std::string> problems;  // a record differs; a fold differs
+};
+
+// Opens `dir` read-write and reads it whole. With `live`: the store must
+// hold a prefix of it byte for byte, possibly followed by more records,
+// and folding what it holds of `live` must hash as folding that prefix of
+// `live` does (the reference fold).
+PrefixCheck check_prefix(const std::filesystem::path& dir,
+                         const std::vector<std::string>* live);
+
 // Reopens history.dir and checks it; re-sends up to `retries` acknowledged
 // idempotent posts through a Hub opened on it. `parley` runs `parley
 // audit`. Advances history.incremental.
