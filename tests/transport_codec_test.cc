@@ -77,6 +77,22 @@ TEST_CASE(
         "a notify frame is sent by the hub, not to it");
 }
 
+// Found by fuzz_frames' regression input: a hello whose auth_claim nested
+// 100,000 levels deep overflowed the stack when re-serialized (a frame of
+// 200 KB, well under max_frame_bytes, crashed `parley serve`).
+TEST_CASE("a frame nested deeper than the JSON depth limit is skipped") {
+  const std::size_t depth = 100000;
+  const std::string claim = std::string(depth, '[') + std::string(depth, ']');
+  auto frame = decode_frame(R"({"kind": "hello", "name": "a", "auth_claim": )" +
+                            claim + "}");
+  REQUIRE(std::holds_alternative<SkippedFrame>(frame));
+  CHECK(std::get<SkippedFrame>(frame).why == "nests deeper than 64 levels");
+  // 64 levels still decode.
+  const std::string deepest = std::string(63, '[') + std::string(63, ']');
+  CHECK(std::holds_alternative<HelloFrame>(decode_frame(
+      R"({"kind": "hello", "name": "a", "auth_claim": )" + deepest + "}")));
+}
+
 TEST_CASE("outbound frames are byte for byte AG2's json.dumps") {
   CHECK(
       encode_welcome("e1", "2026-01-01T00:00:00+00:00") ==

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "engine/base/input_limits.h"
 #include "engine/json/python_json.h"
 
 namespace parley::transport {
@@ -130,6 +131,12 @@ std::string dump(const ordered_json& frame) {
 }  // namespace
 
 InboundFrame decode_frame(std::string_view text) {
+  // Bounded before anything recurses into it: a frame nested thousands of
+  // levels deep would overflow the stack of whatever walks it next.
+  if (engine::json_depth(text) > engine::kMaxJsonDepth) {
+    return SkippedFrame{"nests deeper than " +
+                        std::to_string(engine::kMaxJsonDepth) + " levels"};
+  }
   json frame = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
   if (frame.is_discarded()) return SkippedFrame{"not valid JSON"};
   if (!frame.is_object()) return SkippedFrame{"not a JSON object"};

@@ -3,9 +3,10 @@
 //
 // Decoding is as strict as AG2's Python, which builds a frame by passing
 // the JSON object's keys to the frame's constructor:
-//   * not JSON, not an object, no string `kind`, an unknown `kind`, a key
-//     the frame does not have, or a missing required key: the frame is
-//     skipped (logged by the caller; the connection stays open);
+//   * not JSON, nested deeper than kMaxJsonDepth (engine/base/
+//     input_limits.h), not an object, no string `kind`, an unknown `kind`,
+//     a key the frame does not have, or a missing required key: the frame
+//     is skipped (logged by the caller; the connection stays open);
 //   * a hello, request or receipt whose field has the wrong JSON type:
 //     answered with error{code:"protocol_error", message:"malformed <kind>
 //     frame: <field>"}, the connection left open. Checked: hello `name`,
