@@ -110,14 +110,21 @@ Result<void> RocksDbLogStore::check_free_space(bool fresh) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::steady_clock::now().time_since_epoch())
           .count();
-  constexpr std::int64_t kSampleEvery = 10'000'000;  // ns
-  if (fresh || now - free_checked_at_.load() >= kSampleEvery) {
+  auto sample = [&] {
     struct statvfs stats {};
-    if (statvfs(directory_.c_str(), &stats) == 0) {
-      free_bytes_ = static_cast<std::uint64_t>(stats.f_bavail) * stats.f_frsize;
-      free_checked_at_ = now;
-    }
+    if (statvfs(directory_.c_str(), &stats) != 0) return false;
+    free_bytes_ = static_cast<std::uint64_t>(stats.f_bavail) * stats.f_frsize;
+    free_checked_at_ = now;
+    return true;
+  };
+  constexpr std::int64_t kSampleEvery = 10'000'000;  // ns
+  bool sampled = false;
+  if (fresh || now - free_checked_at_.load() >= kSampleEvery) {
+    sampled = sample();
   }
+  // A refusal is never made on a stale sample: space may have been freed
+  // since.
+  if (free_bytes_.load() < min_free_bytes_ && !sampled) sample();
   const std::uint64_t free = free_bytes_.load();
   if (free >= min_free_bytes_) return {};
   return std::unexpected(

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "log/rocksdb_clean_close.h"
+#include "log/rocksdb_info_log.h"
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
 #include "log/rocksdb_manifest_check.h"
@@ -126,6 +127,7 @@ Result<Database> open_recovering(const fs::path& directory,
                                  bool creating, RecoveryReport& report,
                                  std::optional<std::uint64_t> clean_close) {
   rocksdb::Options options = base_options(store_options);
+  options.info_log = make_info_log(directory);
   options.create_if_missing = creating;
   options.create_missing_column_families = creating;
   // First strict: any WAL damage fails. Then, only if that found
