@@ -98,7 +98,13 @@ struct Workload::State : std::enable_shared_from_this<State> {
   std::vector<std::string> unexpected;
 
   void failed(std::string_view what, const client::Error& error) {
-    if (restarting || stopping) {
+    // Only the TTL cycle's channels live a second (the others hours): on a
+    // slow machine (a sanitizer build) one may expire before its invite
+    // was acked or its post made, which is the sweep doing its work.
+    const bool expired =
+        error.message.find("ttl_expired") != std::string::npos ||
+        error.message.find("is expired") != std::string::npos;
+    if (restarting || stopping || expired) {
       ++expected_failures;
       return;
     }

@@ -11,8 +11,10 @@
 // Every agent acks its invites and sends a receipt for every envelope.
 //
 // Failures: while the server restarts (set_restarting) a failed call is
-// expected (the hub drains, the link drops); any other failure is
-// unexpected and kept (its first few messages) for the verdict. A failed
+// expected (the hub drains, the link drops), and so is one on a channel
+// the TTL sweep expired (a TTL cycle's channel may expire before its
+// handshake ends on a slow machine); any other failure is unexpected and
+// kept (its first few messages) for the verdict. A failed
 // talk post is never counted as acked: only ids the hub answered ok are.
 //
 // Threading: start() and the accessors run on the caller's thread; the
