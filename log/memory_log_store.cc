@@ -1,11 +1,12 @@
 #include "log/memory_log_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <unordered_map>
 
+#include "log/mutex.h"
 #include "log/record_check.h"
 #include "log/sequencer.h"
 
@@ -28,7 +29,7 @@ class MemoryLogStore final : public LogStore {
     if (auto checked = Sequencer::check_entries(batch); !checked) {
       return std::unexpected(checked.error());
     }
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return closed_error();
     auto positions = sequencer_.assign(batch, lookups_);
     if (!positions) return positions;
@@ -64,7 +65,7 @@ class MemoryLogStore final : public LogStore {
       if (!read || stopped) return read;
       from = base_last_ + 1;
     }
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return closed_error();
     for (std::uint64_t sequence = from;
          sequence <= std::min<std::uint64_t>(to, last_sequence_locked());
@@ -101,7 +102,7 @@ class MemoryLogStore final : public LogStore {
       if (!read || stopped) return read;
       from = *in_base + 1;
     }
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return closed_error();
     auto found = channels_.find(std::string(channel));
     if (found == channels_.end()) return {};
@@ -135,7 +136,7 @@ class MemoryLogStore final : public LogStore {
       });
       if (!scanned || stopped) return scanned;
     }
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return closed_error();
     for (std::uint64_t sequence = base_last_ + 1;
          sequence <= last_sequence_locked(); ++sequence) {
@@ -164,7 +165,7 @@ class MemoryLogStore final : public LogStore {
     }
     std::vector<std::pair<std::string, std::vector<std::uint64_t>>> index;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (closed_) return closed_error();
       index.assign(channels_.begin(), channels_.end());
     }
@@ -196,7 +197,7 @@ class MemoryLogStore final : public LogStore {
     }
     std::map<std::string, std::uint64_t> keys;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (closed_) return closed_error();
       keys.insert(keys_.begin(), keys_.end());
     }
@@ -209,7 +210,7 @@ class MemoryLogStore final : public LogStore {
   Result<std::optional<std::uint64_t>> find_idempotency_key(
       std::string_view key) const override {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (closed_) return closed_error();
       auto found = keys_.find(std::string(key));
       if (found != keys_.end()) return found->second;
@@ -219,7 +220,7 @@ class MemoryLogStore final : public LogStore {
   }
 
   std::uint64_t last_sequence() const override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return last_sequence_locked();
   }
 
@@ -231,15 +232,18 @@ class MemoryLogStore final : public LogStore {
 
   std::uint64_t wait_for_append(
       std::uint64_t after, std::chrono::milliseconds timeout) const override {
-    std::unique_lock lock(mutex_);
-    appended_.wait_for(lock, timeout, [&] {
-      return closed_ || last_sequence_locked() > after;
-    });
+    MutexLock lock(mutex_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!closed_ && last_sequence_locked() <= after) {
+      if (lock.wait_until(appended_, deadline) == std::cv_status::timeout) {
+        break;
+      }
+    }
     return last_sequence_locked();
   }
 
   Result<void> close() override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     closed_ = true;
     appended_.notify_all();
     return {};
@@ -247,12 +251,12 @@ class MemoryLogStore final : public LogStore {
 
  private:
   Result<void> check_open() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return closed_error();
     return {};
   }
 
-  std::uint64_t last_sequence_locked() const {
+  std::uint64_t last_sequence_locked() const REQUIRES(mutex_) {
     return base_last_ + records_.size();
   }
 
@@ -262,36 +266,39 @@ class MemoryLogStore final : public LogStore {
   }
 
   // The channel's highest sequence, its base's and its own.
-  Result<std::uint64_t> channel_last(std::string_view channel) const {
+  Result<std::uint64_t> channel_last(std::string_view channel) const
+      EXCLUDES(mutex_) {
     auto in_base = base_channel_last(channel);
     if (!in_base) return in_base;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto found = channels_.find(std::string(channel));
     return *in_base + (found == channels_.end() ? 0 : found->second.size());
   }
 
   const LogStore* const base_;  // not owned; outlives this store
   const std::uint64_t base_last_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable appended_;
-  bool closed_ = false;
+  mutable Mutex mutex_;
+  mutable std::condition_variable appended_;  // on mutex_: records_ grew
+  bool closed_ GUARDED_BY(mutex_) = false;
   // records_[s - base_last_ - 1] has log sequence s.
-  std::vector<std::string> records_;
+  std::vector<std::string> records_ GUARDED_BY(mutex_);
   // Channel -> log sequences of its own records, in channel order after
   // the base's.
-  std::unordered_map<std::string, std::vector<std::uint64_t>> channels_;
-  std::unordered_map<std::string, std::uint64_t> keys_;
-  Sequencer sequencer_;
-  // Called under mutex_.
+  std::unordered_map<std::string, std::vector<std::uint64_t>> channels_
+      GUARDED_BY(mutex_);
+  std::unordered_map<std::string, std::uint64_t> keys_ GUARDED_BY(mutex_);
+  Sequencer sequencer_ GUARDED_BY(mutex_);
+  // Called by sequencer_, under mutex_.
   const Sequencer::Lookups lookups_{
-      .last_channel_sequence =
-          [this](std::string_view channel) -> Result<std::uint64_t> {
+      .last_channel_sequence = [this](std::string_view channel)
+                                   REQUIRES(mutex_) -> Result<std::uint64_t> {
         auto in_base = base_channel_last(channel);
         if (!in_base) return in_base;
         auto found = channels_.find(std::string(channel));
         return *in_base + (found == channels_.end() ? 0 : found->second.size());
       },
-      .key_exists = [this](std::string_view key) -> Result<bool> {
+      .key_exists = [this](std::string_view key)
+                        REQUIRES(mutex_) -> Result<bool> {
         if (keys_.contains(std::string(key))) return true;
         if (!base_) return false;
         auto found = base_->find_idempotency_key(key);

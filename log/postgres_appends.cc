@@ -59,8 +59,7 @@ Result<std::vector<Position>> PostgresLogStore::append(
   auto& [positions, group] = *sequenced;
   if (on_sequenced) on_sequenced(positions);
   if (!group) return std::move(positions);  // an empty batch
-  std::unique_lock lock(mutex_);
-  if (auto written = finish(lock, group); !written) {
+  if (auto written = finish(group); !written) {
     return std::unexpected(written.error());
   }
   return std::move(positions);
@@ -87,7 +86,7 @@ PostgresLogStore::sequence(std::span<AppendEntry> batch,
   if (auto checked = Sequencer::check_entries(batch); !checked) {
     return std::unexpected(checked.error());
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
   auto positions = sequencer_.assign(batch, lookups_);
@@ -99,24 +98,27 @@ PostgresLogStore::sequence(std::span<AppendEntry> batch,
 }
 
 Result<void> PostgresLogStore::flush() {
-  std::unique_lock lock(mutex_);
-  const GroupPtr group = open_group_ ? open_group_ : writing_group_;
-  if (!group) {
-    if (failed_) return std::unexpected(*failed_);
-    return {};
+  GroupPtr group;
+  {
+    MutexLock lock(mutex_);
+    group = open_group_ ? open_group_ : writing_group_;
+    if (!group) {
+      if (failed_) return std::unexpected(*failed_);
+      return {};
+    }
   }
-  return finish(lock, group);
+  return finish(group);
 }
 
 Result<void> PostgresLogStore::resume() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
   return {};
 }
 
-Result<void> PostgresLogStore::finish(std::unique_lock<std::mutex>& lock,
-                                      const GroupPtr& group) {
+Result<void> PostgresLogStore::finish(const GroupPtr& group) {
+  MutexLock lock(mutex_);
   if (group == open_group_ && !group->has_leader) {
     group->has_leader = true;
     const bool leads_now = !leader_active_;
@@ -134,7 +136,7 @@ Result<void> PostgresLogStore::finish(std::unique_lock<std::mutex>& lock,
 // claimed it once no other leader is active; hands the lead to the next
 // group's claimant, if it has one, when done.
 Result<void> PostgresLogStore::lead(const GroupPtr& group) {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   ++finishing_;
   if (open_group_ == group) open_group_.reset();  // later batches: next group
   writing_group_ = group;
@@ -175,7 +177,7 @@ Result<void> PostgresLogStore::lead(const GroupPtr& group) {
   {
     // The last touch of the store: once done is set, a waiter may close
     // and destroy it.
-    std::lock_guard relock(mutex_);
+    MutexLock relock(mutex_);
     --finishing_;
     appended_.notify_all();
   }
@@ -302,17 +304,18 @@ Result<void> PostgresLogStore::write_group(const std::vector<Member>& members) {
 }
 
 Result<void> PostgresLogStore::close() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   if (closed_ && !writer_) return {};
   closed_ = true;
   if (open_group_) {
     // Deferred batches nobody has written yet: write them now.
     const GroupPtr group = open_group_;
-    (void)finish(lock, group);  // failures reach the members
+    lock.unlock();
+    (void)finish(group);  // failures reach the members
     lock.lock();
   }
   appended_.notify_all();
-  appended_.wait(lock, [&] { return !leader_active_ && finishing_ == 0; });
+  while (leader_active_ || finishing_ != 0) lock.wait(appended_);
   if (writer_ && writer_->ok() && PQexitPipelineMode(writer_->get()) == 1) {
     // Released before close() returns, so a reopen right after finds the
     // lock free (ending the session frees it too, but only once the

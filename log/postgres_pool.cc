@@ -4,7 +4,7 @@ namespace parley::log::postgres_backend {
 
 Result<ConnectionPool::Lease> ConnectionPool::acquire() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!idle_.empty()) {
       Connection connection = std::move(idle_.back());
       idle_.pop_back();
@@ -23,14 +23,14 @@ void ConnectionPool::give_back(Connection connection) {
       PQtransactionStatus(connection.get()) != PQTRANS_IDLE) {
     return;
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (cleared_ || idle_.size() >= kMaxIdle) return;
   idle_.push_back(std::move(connection));
 }
 
 void ConnectionPool::clear() {
   std::vector<Connection> closing;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   cleared_ = true;
   closing.swap(idle_);
 }

@@ -6,12 +6,12 @@
 // a connection its own thread holds.
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "log/mutex.h"
 #include "log/postgres_connection.h"
 
 namespace parley::log::postgres_backend {
@@ -59,9 +59,9 @@ class ConnectionPool {
 
   const std::string conninfo_;
   const bool read_only_;
-  std::mutex mutex_;
-  std::vector<Connection> idle_;  // guarded by mutex_
-  bool cleared_ = false;          // guarded by mutex_: returns are closed
+  Mutex mutex_;
+  std::vector<Connection> idle_ GUARDED_BY(mutex_);
+  bool cleared_ GUARDED_BY(mutex_) = false;  // returns are closed
 };
 
 }  // namespace parley::log::postgres_backend

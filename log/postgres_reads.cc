@@ -239,19 +239,21 @@ std::uint64_t PostgresLogStore::wait_for_append(
       if (closed_ || last_sequence_ > after) return last_sequence_;
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return last_sequence_;
-      std::unique_lock lock(mutex_);
-      appended_.wait_for(
-          lock, std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
+      MutexLock lock(mutex_);
+      lock.wait_for(appended_,
+                    std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
     }
   }
-  std::unique_lock lock(mutex_);
-  appended_.wait_for(lock, timeout,
-                     [&] { return closed_ || last_sequence_ > after; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(mutex_);
+  while (!closed_ && last_sequence_ <= after) {
+    if (lock.wait_until(appended_, deadline) == std::cv_status::timeout) break;
+  }
   return last_sequence_;
 }
 
 void PostgresLogStore::catch_up() const {
-  std::lock_guard lock(catch_up_mutex_);
+  MutexLock lock(catch_up_mutex_);
   if (closed_) return;
   auto lease = pool_.acquire();
   if (!lease) return;  // the next catch-up retries

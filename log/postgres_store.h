@@ -9,16 +9,17 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "log/mutex.h"
 #include "log/postgres_connection.h"
 #include "log/postgres_log_store.h"
 #include "log/postgres_pool.h"
 #include "log/sequencer.h"
+#include "log/thread_annotations.h"
 #include "log/wake_flag.h"
 
 namespace parley::log::postgres_backend {
@@ -87,12 +88,12 @@ class PostgresLogStore final : public LogStore {
   // Checks and sequences `batch` into the open group (see the RocksDB
   // backend, whose group commit this one follows).
   Result<std::pair<std::vector<Position>, GroupPtr>> sequence(
-      std::span<AppendEntry> batch, DurableCallback&& on_durable);
-  // Returns once `group` is done, leading it if nobody else will; called
-  // with `lock` on mutex_ held, returns with it released.
-  Result<void> finish(std::unique_lock<std::mutex>& lock,
-                      const GroupPtr& group);
-  Result<void> lead(const GroupPtr& group);
+      std::span<AppendEntry> batch, DurableCallback&& on_durable)
+      EXCLUDES(mutex_);
+  // Returns once `group` is done, leading it if nobody else will. Takes
+  // mutex_.
+  Result<void> finish(const GroupPtr& group) EXCLUDES(mutex_);
+  Result<void> lead(const GroupPtr& group) EXCLUDES(mutex_);
   // Writes `members` as one transaction on writer_ (one pipeline: BEGIN,
   // the epoch check, one INSERT per table, COMMIT). Called by the leader
   // only.
@@ -103,7 +104,8 @@ class PostgresLogStore final : public LogStore {
   Result<std::optional<std::uint64_t>> durable_find_key(
       std::string_view key) const;
   // Read-only stores: moves last_sequence_ to the newest committed record.
-  void catch_up() const;
+  // Takes catch_up_mutex_, which lets one catch-up run at a time.
+  void catch_up() const EXCLUDES(catch_up_mutex_);
   Result<void> check_open() const;
 
   const std::string where_;
@@ -113,18 +115,23 @@ class PostgresLogStore final : public LogStore {
   // Used by the active leader only (and close(), once no leader is).
   std::optional<Connection> writer_;
 
-  // Guards everything below. Held while sequencing, never during a write.
-  mutable std::mutex mutex_;
-  mutable std::condition_variable appended_;
-  GroupPtr open_group_;     // the group new batches join, until sealed
-  GroupPtr writing_group_;  // sealed, being written by the active leader
-  bool leader_active_ = false;
+  // Guards what is marked so below, and the Group fields marked "guarded by
+  // mutex_". Held while sequencing, never during a write.
+  mutable Mutex mutex_;
+  mutable std::condition_variable appended_;  // on mutex_
+  // The group new batches join, until sealed.
+  GroupPtr open_group_ GUARDED_BY(mutex_);
+  // Sealed, being written by the active leader.
+  GroupPtr writing_group_ GUARDED_BY(mutex_);
+  bool leader_active_ GUARDED_BY(mutex_) = false;
   // Leaders between sealing their group and their last touch of the
   // store; close() waits for none.
-  int finishing_ = 0;
-  std::atomic<bool> closed_ = false;  // also read without the lock
-  std::optional<Error> failed_;       // fatal: refused until reopened
-  Sequencer sequencer_;
+  int finishing_ GUARDED_BY(mutex_) = 0;
+  // Written with mutex_ held, also read without it.
+  std::atomic<bool> closed_ = false;
+  // Fatal: refused until reopened.
+  std::optional<Error> failed_ GUARDED_BY(mutex_);
+  Sequencer sequencer_ GUARDED_BY(mutex_);
   const Sequencer::Lookups lookups_{
       .last_channel_sequence =
           [this](std::string_view channel) {
@@ -137,7 +144,7 @@ class PostgresLogStore final : public LogStore {
       }};
   // Highest acked; of a read-only store, the newest record caught up to.
   mutable std::atomic<std::uint64_t> last_sequence_;
-  mutable std::mutex catch_up_mutex_;
+  mutable Mutex catch_up_mutex_;
 };
 
 // Clamps a sequence bound to what a bigint holds.

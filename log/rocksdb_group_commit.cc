@@ -34,8 +34,7 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   auto& [positions, group] = *sequenced;
   if (on_sequenced) on_sequenced(positions);
   if (!group) return std::move(positions);  // an empty batch
-  std::unique_lock lock(mutex_);
-  if (auto written = finish(lock, group); !written) {
+  if (auto written = finish(group); !written) {
     return std::unexpected(written.error());
   }
   return std::move(positions);
@@ -67,7 +66,7 @@ RocksDbLogStore::sequence(std::span<AppendEntry> batch,
   if (auto room = check_free_space(); !room) {
     return std::unexpected(room.error());
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
   if (no_space_) return std::unexpected(*no_space_);
@@ -80,17 +79,20 @@ RocksDbLogStore::sequence(std::span<AppendEntry> batch,
 }
 
 Result<void> RocksDbLogStore::flush() {
-  std::unique_lock lock(mutex_);
-  const GroupPtr group = open_group_ ? open_group_ : writing_group_;
-  if (!group) {
-    if (failed_) return std::unexpected(*failed_);
-    return {};
+  GroupPtr group;
+  {
+    MutexLock lock(mutex_);
+    group = open_group_ ? open_group_ : writing_group_;
+    if (!group) {
+      if (failed_) return std::unexpected(*failed_);
+      return {};
+    }
   }
-  return finish(lock, group);
+  return finish(group);
 }
 
-Result<void> RocksDbLogStore::finish(std::unique_lock<std::mutex>& lock,
-                                     const GroupPtr& group) {
+Result<void> RocksDbLogStore::finish(const GroupPtr& group) {
+  MutexLock lock(mutex_);
   if (group == open_group_ && !group->has_leader) {
     group->has_leader = true;
     const bool leads_now = !leader_active_;
@@ -138,14 +140,17 @@ Result<void> RocksDbLogStore::check_free_space(bool fresh) {
 // claimed it once no other leader is active; hands the lead to the next
 // group's claimant, if it has one, when done.
 Result<void> RocksDbLogStore::lead(const GroupPtr& group) {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   if (open_group_ == group) open_group_.reset();  // later batches: next group
   writing_group_ = group;
   const std::optional<Error> refused = failed_ ? failed_ : group->doomed;
   lock.unlock();
   const std::vector<Member>& members = group->members;
   rocksdb::Status status;
-  if (!refused) status = write_group(members);
+  if (!refused) {
+    ReaderLock reading(database_mutex_);
+    status = write_group(members);
+  }
   lock.lock();
   if (refused) {
     group->outcome = std::unexpected(*refused);
@@ -240,7 +245,7 @@ rocksdb::Status RocksDbLogStore::write_group(
 }
 
 Result<void> RocksDbLogStore::resume() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
   if (!no_space_) return {};
@@ -248,10 +253,12 @@ Result<void> RocksDbLogStore::resume() {
   // leader writing it finish.
   while (open_group_ || leader_active_) {
     if (open_group_ && !open_group_->has_leader) {
-      (void)finish(lock, GroupPtr(open_group_));
+      const GroupPtr group = open_group_;
+      lock.unlock();
+      (void)finish(group);
       lock.lock();
     } else {
-      appended_.wait(lock);
+      lock.wait(appended_);
     }
   }
   if (auto room = check_free_space(/*fresh=*/true); !room) {
@@ -264,7 +271,7 @@ Result<void> RocksDbLogStore::resume() {
   // flush, and a writer that saw an error refuses every later write.
   // Reopening replays the WAL as any open does (a torn tail, the failed
   // write's, is dropped).
-  std::unique_lock database(database_mutex_);
+  WriterLock database(database_mutex_);
   (void)database_.close();  // reports the error that stopped it
   RecoveryReport report;
   auto reopened =
@@ -315,17 +322,21 @@ Result<void> RocksDbLogStore::resume() {
 }
 
 Result<void> RocksDbLogStore::close() {
-  std::unique_lock lock(mutex_);
-  if (closed_ && !database_.db) return {};
+  MutexLock lock(mutex_);
+  {
+    ReaderLock reading(database_mutex_);
+    if (closed_ && !database_.db) return {};
+  }
   closed_ = true;
   if (open_group_) {
     // Deferred batches nobody has written yet: write them now.
     const GroupPtr group = open_group_;
-    (void)finish(lock, group);  // failures reach the members
+    lock.unlock();
+    (void)finish(group);  // failures reach the members
     lock.lock();
   }
   appended_.notify_all();
-  appended_.wait(lock, [&] { return !leader_active_; });
+  while (leader_active_) lock.wait(appended_);
   // A clean close: every acked record is synced, so the mark may promise
   // them (rocksdb_clean_close.h).
   bool clean = !read_only_ && !failed_ && !no_space_ && database_.db &&
@@ -335,7 +346,9 @@ Result<void> RocksDbLogStore::close() {
   }
   rocksdb::Status status;
   {
-    std::lock_guard catching_up(catch_up_mutex_);
+    // Reads that began before closed_ was set end first.
+    WriterLock database(database_mutex_);
+    MutexLock catching_up(catch_up_mutex_);
     status = database_.close();
   }
   if (!status.ok()) return io_error("closing the log store", status);

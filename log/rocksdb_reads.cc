@@ -40,27 +40,27 @@ Result<bool> has_key(const Database& database, Family family,
 
 }  // namespace
 
-Result<std::shared_lock<std::shared_mutex>> RocksDbLogStore::lock_readable()
-    const {
+Result<void> RocksDbLogStore::check_readable() const {
   if (closed_) return closed_error();
   if (read_only_) {
-    std::lock_guard lock(catch_up_mutex_);
+    MutexLock lock(catch_up_mutex_);
     if (catch_up_error_) return std::unexpected(*catch_up_error_);
   }
-  std::shared_lock database(database_mutex_);
   if (!database_.db) {
     if (unreadable_) return std::unexpected(*unreadable_);
     return std::unexpected(Error{ErrorCode::kFailed,
                                  "the log is unreadable: reopening it "
                                  "failed; reopen the store"});
   }
-  return database;
+  return {};
 }
 
 Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
                                    const RecordVisitor& visit) const {
-  auto readable = lock_readable();
-  if (!readable) return std::unexpected(readable.error());
+  ReaderLock reading(database_mutex_);
+  if (auto readable = check_readable(); !readable) {
+    return std::unexpected(readable.error());
+  }
   std::uint64_t expected = std::max<std::uint64_t>(from, 1);
   const std::uint64_t last = std::min<std::uint64_t>(to, last_sequence_);
   if (expected > last) return {};
@@ -119,8 +119,10 @@ Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
 Result<void> RocksDbLogStore::read_channel(std::string_view channel,
                                            std::uint64_t from, std::uint64_t to,
                                            const ChannelVisitor& visit) const {
-  auto readable = lock_readable();
-  if (!readable) return std::unexpected(readable.error());
+  ReaderLock reading(database_mutex_);
+  if (auto readable = check_readable(); !readable) {
+    return std::unexpected(readable.error());
+  }
   if (channel.size() > kMaxChannelIdBytes) return {};
   std::uint64_t expected = std::max<std::uint64_t>(from, 1);
   if (expected > to) return {};
@@ -193,8 +195,10 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
 }
 
 Result<void> RocksDbLogStore::scan_log(const RecordVisitor& visit) const {
-  auto readable = lock_readable();
-  if (!readable) return std::unexpected(readable.error());
+  ReaderLock reading(database_mutex_);
+  if (auto readable = check_readable(); !readable) {
+    return std::unexpected(readable.error());
+  }
   rocksdb::ReadOptions options;
   options.fill_cache = false;
   options.readahead_size = 2 << 20;
@@ -238,8 +242,10 @@ Result<void> RocksDbLogStore::scan_log(const RecordVisitor& visit) const {
 
 Result<void> RocksDbLogStore::scan_channel_index(
     const ChannelIndexVisitor& visit) const {
-  auto readable = lock_readable();
-  if (!readable) return std::unexpected(readable.error());
+  ReaderLock reading(database_mutex_);
+  if (auto readable = check_readable(); !readable) {
+    return std::unexpected(readable.error());
+  }
   std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
       rocksdb::ReadOptions(), database_[kChannelIndex]));
   for (it->SeekToFirst(); readable_at(*it); it->Next()) {
@@ -267,8 +273,10 @@ Result<void> RocksDbLogStore::scan_channel_index(
 
 Result<void> RocksDbLogStore::scan_idempotency_index(
     const IdempotencyIndexVisitor& visit) const {
-  auto readable = lock_readable();
-  if (!readable) return std::unexpected(readable.error());
+  ReaderLock reading(database_mutex_);
+  if (auto readable = check_readable(); !readable) {
+    return std::unexpected(readable.error());
+  }
   std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
       rocksdb::ReadOptions(), database_[kIdempotency]));
   for (it->SeekToFirst(); readable_at(*it); it->Next()) {
@@ -290,8 +298,10 @@ Result<void> RocksDbLogStore::scan_idempotency_index(
 
 Result<std::optional<std::uint64_t>> RocksDbLogStore::find_idempotency_key(
     std::string_view key) const {
-  auto readable = lock_readable();
-  if (!readable) return std::unexpected(readable.error());
+  ReaderLock reading(database_mutex_);
+  if (auto readable = check_readable(); !readable) {
+    return std::unexpected(readable.error());
+  }
   return durable_find_key(key);
 }
 
@@ -314,8 +324,10 @@ Result<std::optional<std::uint64_t>> RocksDbLogStore::durable_find_key(
 
 Result<std::uint64_t> RocksDbLogStore::last_channel_sequence(
     std::string_view channel) const {
-  auto readable = lock_readable();
-  if (!readable) return std::unexpected(readable.error());
+  ReaderLock reading(database_mutex_);
+  if (auto readable = check_readable(); !readable) {
+    return std::unexpected(readable.error());
+  }
   return durable_last_channel_sequence(channel);
 }
 
@@ -368,19 +380,22 @@ std::uint64_t RocksDbLogStore::wait_for_append(
       if (closed_ || last_sequence_ > after) return last_sequence_;
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return last_sequence_;
-      std::unique_lock lock(mutex_);
-      appended_.wait_for(
-          lock, std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
+      MutexLock lock(mutex_);
+      lock.wait_for(appended_,
+                    std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
     }
   }
-  std::unique_lock lock(mutex_);
-  appended_.wait_for(lock, timeout,
-                     [&] { return closed_ || last_sequence_ > after; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(mutex_);
+  while (!closed_ && last_sequence_ <= after) {
+    if (lock.wait_until(appended_, deadline) == std::cv_status::timeout) break;
+  }
   return last_sequence_;
 }
 
 void RocksDbLogStore::catch_up() const {
-  std::lock_guard lock(catch_up_mutex_);
+  ReaderLock reading(database_mutex_);
+  MutexLock lock(catch_up_mutex_);
   if (closed_ || !database_.db || catch_up_error_) return;
   rocksdb::Status status = database_.db->TryCatchUpWithPrimary();
   if (status.IsCorruption()) {

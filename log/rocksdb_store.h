@@ -10,15 +10,16 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <utility>
 #include <vector>
 
+#include "log/mutex.h"
 #include "log/rocksdb_database.h"
 #include "log/rocksdb_log_store.h"
 #include "log/sequencer.h"
+#include "log/shared_mutex.h"
+#include "log/thread_annotations.h"
 #include "log/wake_flag.h"
 
 namespace parley::log::rocksdb_backend {
@@ -107,71 +108,83 @@ class RocksDbLogStore final : public LogStore {
   // `on_durable` (left as it is when no group is returned: an empty batch
   // or a refusal). Takes mutex_.
   Result<std::pair<std::vector<Position>, GroupPtr>> sequence(
-      std::span<AppendEntry> batch, DurableCallback&& on_durable);
-  // Returns once `group` is done, leading it if nobody else will; called
-  // with `lock` on mutex_ held, returns with it released.
-  Result<void> finish(std::unique_lock<std::mutex>& lock,
-                      const GroupPtr& group);
-  Result<void> lead(const GroupPtr& group);
-  rocksdb::Status write_group(const std::vector<Member>& members);
-  // After a group failed for want of space (mutex_ held): refuses appends
-  // until resume(), dooms the batches sequenced behind the group, and
-  // numbers the next append right after the last durable one again.
-  void stop_for_no_space(const rocksdb::Status& status);
+      std::span<AppendEntry> batch, DurableCallback&& on_durable)
+      EXCLUDES(mutex_);
+  // Returns once `group` is done, leading it if nobody else will. Takes
+  // mutex_.
+  Result<void> finish(const GroupPtr& group) EXCLUDES(mutex_);
+  Result<void> lead(const GroupPtr& group) EXCLUDES(mutex_);
+  rocksdb::Status write_group(const std::vector<Member>& members)
+      REQUIRES_SHARED(database_mutex_);
+  // After a group failed for want of space: refuses appends until
+  // resume(), dooms the batches sequenced behind the group, and numbers the
+  // next append right after the last durable one again.
+  void stop_for_no_space(const rocksdb::Status& status) REQUIRES(mutex_);
   Result<std::uint64_t> durable_last_channel_sequence(
-      std::string_view channel) const;
+      std::string_view channel) const REQUIRES_SHARED(database_mutex_);
   Result<std::optional<std::uint64_t>> durable_find_key(
-      std::string_view key) const;
+      std::string_view key) const REQUIRES_SHARED(database_mutex_);
 
   // kNoSpace when the file system holding the store is nearly full;
   // `fresh` samples the free space now instead of at most every 10 ms.
   Result<void> check_free_space(bool fresh = false);
 
-  // A shared hold of database_mutex_ for a read, or kClosed once closed, or
-  // a read-only store's catch-up error once one found the store damaged,
-  // or why the store has no database open (unreadable_).
-  Result<std::shared_lock<std::shared_mutex>> lock_readable() const;
+  // Whether a read may go on: kClosed once closed, a read-only store's
+  // catch-up error once one found the store damaged, or why the store has
+  // no database open (unreadable_). Takes catch_up_mutex_.
+  Result<void> check_readable() const REQUIRES_SHARED(database_mutex_);
   // Read-only stores: replays what the primary wrote since the last call
   // and moves last_sequence_ to the newest record. A catch-up that finds
   // the store damaged is kept in catch_up_error_, which reads then return.
-  // Takes catch_up_mutex_.
-  void catch_up() const;
+  // Takes database_mutex_ shared, then catch_up_mutex_.
+  void catch_up() const EXCLUDES(database_mutex_, catch_up_mutex_);
 
-  // Replaced only by resume(), which holds it exclusively (and mutex_, so
-  // no append is sequenced meanwhile); readers hold it shared.
-  mutable std::shared_mutex database_mutex_;
-  Database database_;
+  // Locks are taken in the order mutex_, database_mutex_, catch_up_mutex_.
+  //
+  // database_ is replaced by resume() and closed by close(), which hold
+  // database_mutex_ exclusively (and mutex_, so no append is sequenced
+  // meanwhile); readers, the sequencer's lookups and the group leader's
+  // write hold it shared.
+  mutable SharedMutex database_mutex_;
+  Database database_ GUARDED_BY(database_mutex_);
   // Why database_ is not open (resume() could open neither the store nor
-  // a read view of it); guarded by database_mutex_.
-  std::optional<Error> unreadable_;
+  // a read view of it).
+  std::optional<Error> unreadable_ GUARDED_BY(database_mutex_);
   const RocksDbOptions options_;
   rocksdb::WriteOptions write_options_;
   const std::filesystem::path directory_;
   const bool read_only_;
-  mutable std::mutex catch_up_mutex_;
-  mutable std::optional<Error> catch_up_error_;  // guarded by catch_up_mutex_
+  mutable Mutex catch_up_mutex_;
+  mutable std::optional<Error> catch_up_error_ GUARDED_BY(catch_up_mutex_);
   const std::uint64_t min_free_bytes_;
   // The last free-space sample and when it was taken (steady clock, ns).
   std::atomic<std::uint64_t> free_bytes_ = 0;
   std::atomic<std::int64_t> free_checked_at_ = 0;
 
-  // Guards everything below. Held while sequencing, never during a write.
-  mutable std::mutex mutex_;
-  mutable std::condition_variable appended_;
+  // Guards what is marked so below, and the Group fields marked "guarded by
+  // mutex_". Held while sequencing, never during a write.
+  mutable Mutex mutex_;
+  mutable std::condition_variable appended_;  // on mutex_
   // The group new batches join, until its leader seals (resets) it.
-  GroupPtr open_group_;
-  GroupPtr writing_group_;  // sealed, being written by the active leader
-  bool leader_active_ = false;
-  std::atomic<bool> closed_ = false;  // also read without the lock
-  std::optional<Error> failed_;       // fatal: refused until reopened
-  std::optional<Error> no_space_;     // refused until resume()
-  Sequencer sequencer_;
+  GroupPtr open_group_ GUARDED_BY(mutex_);
+  // Sealed, being written by the active leader.
+  GroupPtr writing_group_ GUARDED_BY(mutex_);
+  bool leader_active_ GUARDED_BY(mutex_) = false;
+  // Written with mutex_ held, also read without it.
+  std::atomic<bool> closed_ = false;
+  // Fatal: refused until reopened.
+  std::optional<Error> failed_ GUARDED_BY(mutex_);
+  std::optional<Error> no_space_ GUARDED_BY(mutex_);  // refused until resume()
+  Sequencer sequencer_ GUARDED_BY(mutex_);
+  // Called by sequencer_, mutex_ held.
   const Sequencer::Lookups lookups_{
       .last_channel_sequence =
           [this](std::string_view channel) {
+            ReaderLock reading(database_mutex_);
             return durable_last_channel_sequence(channel);
           },
       .key_exists = [this](std::string_view key) -> Result<bool> {
+        ReaderLock reading(database_mutex_);
         auto sequence = durable_find_key(key);
         if (!sequence) return std::unexpected(sequence.error());
         return sequence->has_value();

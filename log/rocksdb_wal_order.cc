@@ -62,17 +62,17 @@ std::string wal_name(std::uint64_t number) {
 }  // namespace
 
 void WalSealSync::attach(rocksdb::DB* db) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   db_ = db;
 }
 
 std::optional<rocksdb::Status> WalSealSync::failure() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return failure_;
 }
 
 void WalSealSync::OnMemTableSealed(const rocksdb::MemTableInfo&) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (db_ == nullptr) return;
   rocksdb::Status status = db_->SyncWAL();
   if (!status.ok() && !failure_) failure_ = std::move(status);

@@ -22,9 +22,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
+
+#include "log/mutex.h"
 
 namespace parley::log::rocksdb_backend {
 
@@ -53,9 +54,9 @@ class WalSealSync final : public rocksdb::EventListener {
   void OnMemTableSealed(const rocksdb::MemTableInfo& info) override;
 
  private:
-  mutable std::mutex mutex_;
-  rocksdb::DB* db_ = nullptr;               // guarded by mutex_
-  std::optional<rocksdb::Status> failure_;  // guarded by mutex_
+  mutable Mutex mutex_;
+  rocksdb::DB* db_ GUARDED_BY(mutex_) = nullptr;
+  std::optional<rocksdb::Status> failure_ GUARDED_BY(mutex_);
 };
 
 // Follows the log sequences of the write batches RocksDB replays from the

@@ -427,7 +427,11 @@ Ag2Result<Ag2ImportReport> import_ag2(const fs::path& ag2_dir,
   // from what AG2's metadata.json recorded.
   auto folded = FoldedStore::fold(store);
   if (!folded) return data_error(folded.error().message);
-  for (const auto& [id, ag2] : importer.ag2_metadata) {
+  for (const auto& entry : importer.ag2_metadata) {
+    // Not structured bindings: the lambda below captures id, which clang
+    // 14 cannot do for a binding.
+    const auto& id = entry.first;
+    const auto& ag2 = entry.second;
     const engine::ChannelEntry* channel = (*folded)->state().channels.find(id);
     if (!channel) continue;
     const engine::ChannelMetadata& parley = channel->metadata;

@@ -106,7 +106,10 @@ TEST_CASE("import of AG2's smoke store folds to AG2's folded states") {
   auto folded = fold(*store);
   const engine::HubState& state = folded->state();
   auto wals = histories(*store);
-  for (const auto& [id, agent] : expected["agents"].items()) {
+  for (const auto& item : expected["agents"].items()) {
+    // Not bindings: a lambda captures them, which clang 14 cannot.
+    const auto& id = item.key();
+    const auto& agent = item.value();
     const engine::AgentRecord* record = state.registry.find(id);
     REQUIRE_MESSAGE(record != nullptr, id);
     CHECK(record->passport.name == agent["name"].get<std::string>());
@@ -114,7 +117,10 @@ TEST_CASE("import of AG2's smoke store folds to AG2's folded states") {
           agent["kind"]);
   }
   CHECK(state.registry.size() == expected["agents"].size());
-  for (const auto& [id, channel] : expected["channels"].items()) {
+  for (const auto& item : expected["channels"].items()) {
+    // Not bindings: a lambda captures them, which clang 14 cannot.
+    const auto& id = item.key();
+    const auto& channel = item.value();
     CAPTURE(id);
     const engine::ChannelEntry* entry = state.channels.find(id);
     REQUIRE(entry != nullptr);
@@ -162,7 +168,10 @@ TEST_CASE(
   for (const auto& [name, bytes] : original) original_names.push_back(name);
   for (const auto& [name, bytes] : written) written_names.push_back(name);
   CHECK(written_names == original_names);
-  for (const auto& [name, bytes] : original) {
+  for (const auto& item : original) {
+    // Not bindings: a lambda captures them, which clang 14 cannot.
+    const auto& name = item.first;
+    const auto& bytes = item.second;
     CAPTURE(name);
     auto found = written.find(name);
     REQUIRE(found != written.end());

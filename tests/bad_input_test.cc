@@ -150,7 +150,10 @@ TEST_CASE("a negative or absurd channel ttl is refused") {
       {-5, "ttl must not be negative, got -5 seconds"},
       {"1000000d", "ttl must be at most 3155760000 seconds (100 years)"},
       {"9999999999999999d", "duration out of range: '9999999999999999d'"}};
-  for (const auto& [ttl, words] : cases) {
+  for (const auto& item : cases) {
+    // Not bindings: a lambda captures them, which clang 14 cannot.
+    const auto& ttl = item.first;
+    const auto& words = item.second;
     CAPTURE(ttl.dump());
     s.refused({{"op", "create_channel"},
                {"params",

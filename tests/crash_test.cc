@@ -112,7 +112,10 @@ TEST_SUITE("slow") {
                              });
       REQUIRE_MESSAGE(read.has_value(), testing::error_message(read));
       REQUIRE(texts.size() == store.last_sequence());
-      for (const auto& [sequence, text] : all_acked) {
+      for (const auto& item : all_acked) {
+        // Not bindings: a lambda captures them, which clang 14 cannot.
+        const auto& sequence = item.first;
+        const auto& text = item.second;
         REQUIRE_MESSAGE(texts[sequence - 1] == text,
                         "log sequence " << sequence);
       }

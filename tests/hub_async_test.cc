@@ -66,7 +66,10 @@ TEST_SUITE("hub_async") {
 
     Told<std::string> told;
     th.hub().post_envelope(text(channel->channel_id, alice, "hi"), told.done());
-    auto [posted, thread] = told.get();
+    auto posted_told = told.get();
+    // A reference, not a binding: the message captures it (clang 14).
+    auto& posted = posted_told.first;
+    auto& thread = posted_told.second;
     REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
     CHECK(thread != std::this_thread::get_id());
     const auto wal = th.wal(channel->channel_id);
@@ -90,7 +93,9 @@ TEST_SUITE("hub_async") {
     }
     std::vector<std::string> ids;
     for (auto& one : told) {
-      auto [posted, thread] = one.get();
+      auto posted_told = one.get();
+      // A reference, not a binding: the message captures it (clang 14).
+      auto& posted = posted_told.first;
       REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
       ids.push_back(*posted);
     }
@@ -149,9 +154,14 @@ TEST_SUITE("hub_async") {
     Told<std::string> acked;
     th.hub().post_envelope(engine::invite_reply(*invite, bob, std::nullopt),
                            acked.done());
-    auto [ack, ack_thread] = acked.get();
+    auto ack_told = acked.get();
+    // A reference, not a binding: the message captures it (clang 14).
+    auto& ack = ack_told.first;
     REQUIRE_MESSAGE(ack.has_value(), error_message(ack));
-    auto [opened, thread] = told.get();
+    auto opened_told = told.get();
+    // A reference, not a binding: the message captures it (clang 14).
+    auto& opened = opened_told.first;
+    auto& thread = opened_told.second;
     REQUIRE_MESSAGE(opened.has_value(), error_message(opened));
     CHECK(opened->state == ChannelState::kActive);
     CHECK(thread != std::this_thread::get_id());
@@ -216,7 +226,10 @@ TEST_SUITE("hub_async") {
         });
     auto future = promise.get_future();
     REQUIRE(future.wait_for(30s) == std::future_status::ready);
-    auto [written, thread] = future.get();
+    auto written_told = future.get();
+    // A reference, not a binding: the message captures it (clang 14).
+    auto& written = written_told.first;
+    auto& thread = written_told.second;
     REQUIRE_MESSAGE(written.has_value(), error_message(written));
     CHECK(written->is_null());
     CHECK(thread != std::this_thread::get_id());

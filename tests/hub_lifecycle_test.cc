@@ -693,10 +693,13 @@ TEST_CASE("CHAN-18 built-in channel types are present at start") {
        {{{"priority", 0},
          {"when", {{"name", "always"}, {"args", json::object()}}},
          {"then", {{"name", "round_robin"}, {"args", json::object()}}}}}}};
-  for (auto [type, knobs] : {std::pair{"consulting", json::object()},
-                             std::pair{"conversation", json::object()},
-                             std::pair{"discussion", json::object()},
-                             std::pair{"workflow", json{{"graph", graph}}}}) {
+  for (auto item : {std::pair{"consulting", json::object()},
+                    std::pair{"conversation", json::object()},
+                    std::pair{"discussion", json::object()},
+                    std::pair{"workflow", json{{"graph", graph}}}}) {
+    // Not bindings: CAPTURE captures them, which clang 14 cannot.
+    const char* type = item.first;
+    const json& knobs = item.second;
     CAPTURE(type);
     auto channel = t.open(alice, type, {bob}, knobs);
     REQUIRE_MESSAGE(channel.has_value(), testing::error_message(channel));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -538,6 +539,42 @@ TEST_CASE_TEMPLATE("calls after close fail with closed", Backend, BACKENDS) {
   auto read = backend.store->read(1, 1, [](auto, auto) { return true; });
   REQUIRE_FALSE(read.has_value());
   CHECK(read.error().code == ErrorCode::kClosed);
+}
+
+// A read under way when close() is called either finishes whole or ends
+// with kClosed; close() never pulls the database from under it (the
+// RocksDB store once closed its database while a read iterated it).
+TEST_CASE_TEMPLATE("close lets a read under way end whole or closed", Backend,
+                   BACKENDS) {
+  Backend backend;
+  constexpr int kRecords = 200;
+  for (int i = 0; i < kRecords; ++i) {
+    REQUIRE(append(*backend.store, {text_entry("c", "r")}));
+  }
+  std::atomic<bool> reading = false;
+  std::atomic<bool> closing = false;
+  int visited = 0;
+  log::Result<void> read;
+  std::thread reader([&] {
+    read = backend.store->scan_log([&](std::uint64_t, std::string_view) {
+      if (!reading.exchange(true)) {
+        while (!closing) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      ++visited;
+      return true;
+    });
+  });
+  while (!reading) std::this_thread::yield();
+  closing = true;
+  auto closed = backend.store->close();
+  reader.join();
+  CHECK_MESSAGE(closed.has_value(), testing::error_message(closed));
+  if (read) {
+    CHECK(visited == kRecords);
+  } else {
+    CHECK(read.error().code == ErrorCode::kClosed);
+  }
 }
 
 TEST_CASE_TEMPLATE("a reopened store keeps every acked record and goes on",

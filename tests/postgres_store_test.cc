@@ -319,7 +319,10 @@ TEST_CASE(
                            return true;
                          }));
   CHECK(found.size() == reopened->last_sequence());
-  for (const auto& [text, count] : seen) {
+  for (const auto& item : seen) {
+    // Not bindings: a lambda captures them, which clang 14 cannot.
+    const auto& text = item.first;
+    const auto& count = item.second;
     CAPTURE(text);
     CHECK(count == 1);
   }

@@ -93,7 +93,10 @@ TEST_CASE(
       {R"({"envelope_id": "e", "status": "ack", "channel_id": [], "kind": "receipt"})",
        "malformed receipt frame: channel_id"},
   };
-  for (const auto& [frame, message] : cases) {
+  for (const auto& item : cases) {
+    // Not bindings: a lambda captures them, which clang 14 cannot.
+    const auto& frame = item.first;
+    const auto& message = item.second;
     CAPTURE(frame);
     auto answers = answers_to(*client, frame);
     REQUIRE(answers.size() == 1);

@@ -168,7 +168,10 @@ TEST_CASE(
       const ordered_json frame = translate(line["frame"], ids);
       if (frame.value("op", "") == "post_envelope") {
         // The previous post is answered (its response stays buffered).
-        for (auto& [other_conn, o] : connections) {
+        for (auto& item : connections) {
+          // Not bindings: a lambda captures them, which clang 14 cannot.
+          auto& other_conn = item.first;
+          auto& o = item.second;
           for (const std::string& id : o.posts_in_flight) {
             const auto deadline = std::chrono::steady_clock::now() + 10s;
             auto answered = [&] {
@@ -241,7 +244,10 @@ TEST_CASE(
     ++matched;
   }
   // Nothing more than AG2 sent.
-  for (auto& [conn, c] : connections) {
+  for (auto& item : connections) {
+    // Not bindings: a lambda captures them, which clang 14 cannot.
+    auto& conn = item.first;
+    auto& c = item.second;
     while (auto extra = c.client->next(200ms)) c.received.push_back(*extra);
     CHECK_MESSAGE(c.received.empty(), "connection "
                                           << conn << " got extra "

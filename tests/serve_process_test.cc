@@ -259,7 +259,10 @@ TEST_SUITE("slow") {
           CHECK(envelope["event_data"]["text"] == it->second);
         }
       }
-      for (const auto& [id, text] : acked) {
+      for (const auto& item : acked) {
+        // Not bindings: a lambda captures them, which clang 14 cannot.
+        const auto& id = item.first;
+        const auto& text = item.second;
         CHECK_MESSAGE(seen[id] == 1, "acked post " << text);
       }
       CHECK(again.stop(SIGTERM) == 0);

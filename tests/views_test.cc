@@ -472,9 +472,11 @@ TEST_CASE("VIEW-09 default view per channel type") {
        {static_cast<const ChannelAdapter*>(&discussion),
         static_cast<const ChannelAdapter*>(&workflow)}) {
     CAPTURE(adapter->manifest().type);
-    for (auto [participants, recent_n] :
-         std::vector<std::pair<std::size_t, std::int64_t>>{
+    for (auto item : std::vector<std::pair<std::size_t, std::int64_t>>{
              {1, 4}, {2, 4}, {3, 6}, {5, 10}}) {
+      // Not bindings: CAPTURE captures them, which clang 14 cannot.
+      const std::size_t participants = item.first;
+      const std::int64_t recent_n = item.second;
       CAPTURE(participants);
       const auto policy = adapter->default_view_policy(
           metadata_with(*adapter, participants), "p0");

@@ -88,7 +88,10 @@ struct WsTestClient::Impl {
   void write_next() {
     if (writing || outbox.empty()) return;
     writing = true;
-    auto [text, binary] = std::move(outbox.front());
+    // Not bindings: the lambda below captures binary, which clang 14
+    // cannot.
+    std::string text = std::move(outbox.front().first);
+    const bool binary = outbox.front().second;
     outbox.pop_front();
     auto data = std::make_shared<std::string>(std::move(text));
     with_ws([&](auto& stream) {

@@ -58,6 +58,7 @@ void ChannelLifecycle::stage_terminal(Commit& batch,
                                       const ChannelEntry& channel,
                                       ChannelState state,
                                       std::string_view reason) const {
+  tasks_.check_same_writer(core_);
   tasks_.stage_cascade(batch, channel.metadata.channel_id);
   const bool expired = state == ChannelState::kExpired;
   Envelope envelope = hub_envelope(
@@ -81,9 +82,9 @@ void ChannelLifecycle::stage_terminal(Commit& batch,
 Change<std::string> ChannelLifecycle::stage_create(
     const CreateChannelRequest& request,
     std::shared_ptr<std::optional<Error>> invite_failure) {
-  return {[this, request,
-           invite_failure](Commit& batch) -> Result<std::string> {
-    const Registry& registry = core_.state.registry;
+  return {[this, request, invite_failure](Commit& batch) REQUIRES(
+              core_.writer) -> Result<std::string> {
+    const Registry& registry = core_.staged_state().registry;
     const AgentRecord* creator = registry.find(request.creator_id);
     if (!creator) {
       return not_found("creator not registered: " + request.creator_id);
@@ -116,7 +117,8 @@ Change<std::string> ChannelLifecycle::stage_create(
       if (id != request.creator_id) invitees.push_back(registry.find(id));
     }
     const auto open = std::ranges::count_if(
-        core_.state.channels.in_order(), [&](const ChannelEntry* channel) {
+        core_.staged_state().channels.in_order(),
+        [&](const ChannelEntry* channel) {
           return channel->metadata.creator_id == request.creator_id &&
                  !is_terminal(channel->metadata.state);
         });
@@ -235,7 +237,7 @@ void ChannelLifecycle::create_async(const CreateChannelRequest& request,
                       const Commit&, const Result<std::string>& channel_id,
                       bool) {
     if (!channel_id || *invite_failure) return;  // told below
-    std::shared_lock state(core_.state_mutex);
+    log::ReaderLock state(core_.state_mutex);
     const ChannelEntry* channel = core_.state.channels.find(*channel_id);
     if (channel && channel->metadata.state != ChannelState::kPending) {
       auto outcome = handshake_outcome(channel->metadata);
@@ -243,7 +245,7 @@ void ChannelLifecycle::create_async(const CreateChannelRequest& request,
       return;
     }
     {
-      std::lock_guard lock(waiters_mutex_);
+      log::MutexLock lock(waiters_mutex_);
       waiters_.insert_or_assign(*channel_id,
                                 std::make_shared<Waiter>(Waiter{done}));
     }
@@ -272,7 +274,7 @@ void ChannelLifecycle::folded() {
   std::vector<std::pair<std::shared_ptr<Waiter>, Result<ChannelMetadata>>>
       ready;
   {
-    std::lock_guard lock(waiters_mutex_);
+    log::MutexLock lock(waiters_mutex_);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       const ChannelEntry* channel = core_.state.channels.find(it->first);
       if (channel && channel->metadata.state == ChannelState::kPending) {
@@ -286,14 +288,15 @@ void ChannelLifecycle::folded() {
     }
   }
   for (auto& [waiter, outcome] : ready) {
-    committer_.post([waiter, outcome] { waiter->done(outcome); });
+    committer_.post(
+        [waiter = waiter, outcome = outcome] { waiter->done(outcome); });
   }
 }
 
 void ChannelLifecycle::handshake_timed_out(std::string channel_id) {
   std::shared_ptr<Waiter> waiter;
   {
-    std::lock_guard lock(waiters_mutex_);
+    log::MutexLock lock(waiters_mutex_);
     auto it = waiters_.find(channel_id);
     if (it == waiters_.end()) return;  // answered meanwhile
     waiter = it->second;
@@ -314,14 +317,17 @@ void ChannelLifecycle::handshake_timed_out(std::string channel_id) {
 Result<ChannelMetadata> ChannelLifecycle::wait_for_handshake(
     std::string_view channel_id) {
   {
-    std::unique_lock lock(core_.state_mutex);
+    log::WriterLock lock(core_.state_mutex);
     ++blocking_waiters_;
     const auto deadline =
         std::chrono::steady_clock::now() + core_.invite_ack_timeout;
     const ChannelEntry* channel = core_.state.channels.find(channel_id);
-    core_.lifecycle_changed.wait_until(lock, deadline, [&] {
-      return core_.closed || channel->metadata.state != ChannelState::kPending;
-    });
+    while (!core_.closed && channel->metadata.state == ChannelState::kPending) {
+      if (lock.wait_until(core_.lifecycle_changed, deadline) ==
+          std::cv_status::timeout) {
+        break;
+      }
+    }
     --blocking_waiters_;
     core_.lifecycle_changed.notify_all();
     if (core_.closed) return fail(ErrorKind::kStorage, "the hub is closed");
@@ -338,7 +344,7 @@ Result<ChannelMetadata> ChannelLifecycle::wait_for_handshake(
 void ChannelLifecycle::close() {
   std::map<std::string, std::shared_ptr<Waiter>, std::less<>> waiting;
   {
-    std::lock_guard lock(waiters_mutex_);
+    log::MutexLock lock(waiters_mutex_);
     waiting.swap(waiters_);
   }
   for (auto& [id, waiter] : waiting) {
@@ -346,16 +352,17 @@ void ChannelLifecycle::close() {
   }
   // Release blocking waiters and wait until they are gone: they may still
   // need the writer on their way out.
-  std::unique_lock lock(core_.state_mutex);
+  log::WriterLock lock(core_.state_mutex);
   core_.lifecycle_changed.notify_all();
-  core_.lifecycle_changed.wait(lock, [&] { return blocking_waiters_ == 0; });
+  while (blocking_waiters_ != 0) lock.wait(core_.lifecycle_changed);
 }
 
 Change<void> ChannelLifecycle::terminate(std::string channel_id,
                                          ChannelState state, std::string reason,
                                          bool pending_only) {
-  return {[=, this](Commit& batch) -> Result<void> {
-    const ChannelEntry* channel = core_.state.channels.find(channel_id);
+  return {[=, this](Commit& batch) REQUIRES(core_.writer) -> Result<void> {
+    const ChannelEntry* channel =
+        core_.staged_state().channels.find(channel_id);
     if (!channel) return invalid(single_quoted(channel_id));
     if (is_terminal(channel->metadata.state) ||
         (pending_only && channel->metadata.state != ChannelState::kPending)) {

@@ -8,9 +8,9 @@
 // asynchronous handshake waiters are guarded by the part's own mutex.
 #pragma once
 
+#include <cassert>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +28,8 @@
 #include "engine/hub/state_reads.h"
 #include "engine/hub/task_mutations.h"
 #include "engine/registry/identity.h"
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 
 namespace parley::engine {
 
@@ -60,20 +62,30 @@ class ChannelLifecycle {
                        std::string reason, bool pending_only,
                        Done<ChannelMetadata> done);
 
-  // Writer lock held: the hub's closed/expired envelope (to every
-  // participant) and audit record, after the task cascade.
+  // The hub's closed/expired envelope (to every participant) and audit
+  // record, after the task cascade.
   void stage_terminal(Commit& batch, const ChannelEntry& channel,
-                      ChannelState state, std::string_view reason) const;
+                      ChannelState state, std::string_view reason) const
+      REQUIRES(core_.writer);
   // An envelope the hub writes as the channel's creator: id minted, stamped
   // now; audience null means every participant.
   Envelope hub_envelope(const ChannelMetadata& metadata,
                         std::string_view event_type, nlohmann::json data,
                         std::optional<std::vector<std::string>> audience) const;
 
-  // After a fold (core.state_mutex held): completes the asynchronous
-  // handshakes whose channel is no longer pending, on the committer's
-  // thread.
-  void folded();
+  // After a fold: completes the asynchronous handshakes whose channel is
+  // no longer pending, on the committer's thread.
+  void folded() REQUIRES(core_.state_mutex) EXCLUDES(waiters_mutex_);
+  // For another hub part holding its own core's writer lock or state lock
+  // exclusively: every part shares one HubCore, so this one's is held.
+  void check_same_writer([[maybe_unused]] const HubCore& core) const
+      REQUIRES(core.writer) ASSERT_CAPABILITY(core_.writer) {
+    assert(&core == &core_);
+  }
+  void check_same_state([[maybe_unused]] const HubCore& core) const
+      REQUIRES(core.state_mutex) ASSERT_CAPABILITY(core_.state_mutex) {
+    assert(&core == &core_);
+  }
   // Fails every handshake still waiting with "the hub is closed" and waits
   // for blocking ones to return.
   void close();
@@ -102,9 +114,10 @@ class ChannelLifecycle {
   Committer& committer_;
   Delivery& delivery_;
   const TaskMutations& tasks_;
-  int blocking_waiters_ = 0;  // guarded by core.state_mutex
-  std::mutex waiters_mutex_;  // guards waiters_
-  std::map<std::string, std::shared_ptr<Waiter>, std::less<>> waiters_;
+  int blocking_waiters_ GUARDED_BY(core_.state_mutex) = 0;
+  log::Mutex waiters_mutex_;
+  std::map<std::string, std::shared_ptr<Waiter>, std::less<>> waiters_
+      GUARDED_BY(waiters_mutex_);
 };
 
 }  // namespace parley::engine

@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <thread>
 
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 #include "parley/schemas/log_generated.h"
 
 namespace parley::engine {
@@ -26,8 +28,8 @@ struct Committer::Thread {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
       work = boost::asio::make_work_guard(context);
   std::thread thread;
-  std::mutex idle_mutex;
-  std::condition_variable idle;  // in_flight_ fell to 0
+  log::Mutex idle_mutex;
+  std::condition_variable idle;  // on idle_mutex: in_flight_ fell to 0
 };
 
 // The log thread: writes the log's open group whenever a drain asks, so
@@ -41,16 +43,16 @@ class Committer::LogThread {
     thread_ = std::thread([this] { run(); });
   }
   // Has the open group written soon. Any thread; never blocks on the log.
-  void request_flush() {
-    std::lock_guard lock(mutex_);
+  void request_flush() EXCLUDES(mutex_) {
+    log::MutexLock lock(mutex_);
     if (wanted_) return;
     wanted_ = true;
     wake_.notify_one();
   }
   // Serves what was requested, then ends the thread. Idempotent.
-  void stop() {
+  void stop() EXCLUDES(mutex_) {
     {
-      std::lock_guard lock(mutex_);
+      log::MutexLock lock(mutex_);
       stopping_ = true;
       wake_.notify_one();
     }
@@ -58,10 +60,10 @@ class Committer::LogThread {
   }
 
  private:
-  void run() {
-    std::unique_lock lock(mutex_);
+  void run() EXCLUDES(mutex_) {
+    log::MutexLock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return wanted_ || stopping_; });
+      while (!wanted_ && !stopping_) lock.wait(wake_);
       if (!wanted_) return;
       wanted_ = false;
       lock.unlock();
@@ -73,15 +75,16 @@ class Committer::LogThread {
 
   log::LogStore& store_;
   std::thread thread_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool wanted_ = false;    // guarded by mutex_
-  bool stopping_ = false;  // guarded by mutex_
+  log::Mutex mutex_;
+  std::condition_variable wake_;  // on mutex_
+  bool wanted_ GUARDED_BY(mutex_) = false;
+  bool stopping_ GUARDED_BY(mutex_) = false;
 };
 
-Committer::Committer(log::LogStore& store, Hooks hooks)
+Committer::Committer(log::LogStore& store, log::Mutex& writer, Hooks hooks)
     : store_(store),
       hooks_(std::move(hooks)),
+      writer_(writer),
       thread_(std::make_unique<Thread>()),
       log_thread_(std::make_unique<LogThread>(store)) {}
 
@@ -134,7 +137,7 @@ void Committer::drain(Flush flush) {
     while (taken < kMaxChangesPerFlush && !queue_.empty() &&
            !combining_.exchange(true)) {
       {
-        auto writer = lock_writer();
+        StagingLock writer(*this);
         Request* request = queue_.take_all();
         while (request != nullptr) {
           Request* next = request->queue_next;  // finish() may end it
@@ -229,7 +232,7 @@ void Committer::post(std::function<void()> work) {
 
 void Committer::settled() {
   if (--in_flight_ != 0) return;
-  std::lock_guard lock(thread_->idle_mutex);
+  log::MutexLock lock(thread_->idle_mutex);
   thread_->idle.notify_all();
 }
 
@@ -248,27 +251,21 @@ void Committer::run_after(std::chrono::milliseconds delay,
       });
 }
 
-std::unique_lock<std::mutex> Committer::lock_writer() {
-  std::unique_lock writer(writer_);
-  recover_after_full_disk();
-  return writer;
-}
-
 Result<void> Committer::check_accepting() const {
   if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
-  std::lock_guard lock(failure_mutex_);
+  log::MutexLock lock(failure_mutex_);
   if (failure_) return std::unexpected(*failure_);
   return {};
 }
 
 std::optional<std::string> Committer::failure() const {
-  std::lock_guard lock(failure_mutex_);
+  log::MutexLock lock(failure_mutex_);
   if (!failure_) return std::nullopt;
   return failure_->message;
 }
 
 void Committer::stop_accepting(const Error& error) {
-  std::lock_guard lock(failure_mutex_);
+  log::MutexLock lock(failure_mutex_);
   if (failure_) return;
   failure_ =
       Error{ErrorKind::kStorage,
@@ -282,7 +279,7 @@ void Committer::stop_accepting(const log::Error& error) {
     stop_accepting(storage_error(error).error());
     return;
   }
-  std::lock_guard lock(failure_mutex_);
+  log::MutexLock lock(failure_mutex_);
   if (failure_) return;
   failure_ = Error{
       ErrorKind::kStorage,
@@ -296,12 +293,12 @@ void Committer::stop_accepting(const log::Error& error) {
 
 void Committer::recover_after_full_disk() {
   {
-    std::lock_guard lock(failure_mutex_);
+    log::MutexLock lock(failure_mutex_);
     if (!failure_is_full_disk_) return;
   }
   if (!store_.resume()) return;  // still no room: try again next time
   Result<void> rebuilt = hooks_.rehydrate();
-  std::lock_guard lock(failure_mutex_);
+  log::MutexLock lock(failure_mutex_);
   failure_is_full_disk_ = false;
   if (rebuilt) {
     failure_.reset();
@@ -332,8 +329,8 @@ void Committer::close() {
   (void)store_.flush();
   if (!thread_->thread.joinable()) return;
   {
-    std::unique_lock lock(thread_->idle_mutex);
-    thread_->idle.wait(lock, [&] { return in_flight_ == 0; });
+    log::MutexLock lock(thread_->idle_mutex);
+    while (in_flight_ != 0) lock.wait(thread_->idle);
   }
   log_thread_->stop();
   thread_->context.stop();  // drops pending timers

@@ -27,7 +27,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +37,8 @@
 #include "engine/hub/commit.h"
 #include "engine/hub/mpsc_queue.h"
 #include "log/log_store.h"
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 #include "log/wake_flag.h"
 
 namespace parley::engine {
@@ -55,7 +56,9 @@ class Committer {
     std::function<Result<void>()> rehydrate;
   };
 
-  Committer(log::LogStore& store, Hooks hooks);
+  // `writer` is the writer lock: held while changes are staged and folded
+  // (HubCore::writer). It outlives the committer.
+  Committer(log::LogStore& store, log::Mutex& writer, Hooks hooks);
   Committer(const Committer&) = delete;
   Committer& operator=(const Committer&) = delete;
   ~Committer();
@@ -82,9 +85,9 @@ class Committer {
   void post(std::function<void()> work);
 
   // kStorage when the hub is closed or has stopped accepting changes.
-  Result<void> check_accepting() const;
+  Result<void> check_accepting() const EXCLUDES(failure_mutex_);
   // Why the hub stopped accepting changes, if it has.
-  std::optional<std::string> failure() const;
+  std::optional<std::string> failure() const EXCLUDES(failure_mutex_);
   // Log bytes of audit records made durable since the hub opened.
   std::int64_t audit_bytes() const { return audit_bytes_.load(); }
 
@@ -93,8 +96,22 @@ class Committer {
   // Idempotent. The caller closes the store afterwards.
   void close();
 
-  // Holds the writer lock: nothing is staged while it is held.
-  std::unique_lock<std::mutex> lock_writer();
+  // Holds the writer lock for its scope: nothing is staged meanwhile. After
+  // a full disk, once the log resumes, it first rebuilds the state.
+  class SCOPED_CAPABILITY StagingLock {
+   public:
+    explicit StagingLock(Committer& committer) ACQUIRE(committer.writer_)
+        : writer_(committer.writer_) {
+      writer_.lock();
+      committer.recover_after_full_disk();
+    }
+    ~StagingLock() RELEASE() { writer_.unlock(); }
+    StagingLock(const StagingLock&) = delete;
+    StagingLock& operator=(const StagingLock&) = delete;
+
+   private:
+    log::Mutex& writer_;
+  };
 
  private:
   // One change on its way through the queue.
@@ -138,9 +155,8 @@ class Committer {
   // Runs every queued change unless another thread is doing so, then has
   // the log write them.
   void drain(Flush flush);
-  // Stage, append and fold of one request, writer lock held; whether the
-  // log took its batch.
-  bool sequence(Request& request);
+  // Stage, append and fold of one request; whether the log took its batch.
+  bool sequence(Request& request) REQUIRES(writer_);
   // Ends `parts` of a request's two (the pipeline's and the log's); the
   // last one completes it (an asynchronous one on the committer's thread).
   void finish(Request& request, int parts);
@@ -148,17 +164,17 @@ class Committer {
   // request, in the order they finished.
   void complete_finished();
   // After a failed log write or fold: every later change is refused.
-  void stop_accepting(const Error& error);
-  void stop_accepting(const log::Error& error);
-  // Writer lock held: rehydrates after a full disk once the log resumes.
-  void recover_after_full_disk();
+  void stop_accepting(const Error& error) EXCLUDES(failure_mutex_);
+  void stop_accepting(const log::Error& error) EXCLUDES(failure_mutex_);
+  // Rehydrates after a full disk once the log resumes.
+  void recover_after_full_disk() REQUIRES(writer_) EXCLUDES(failure_mutex_);
   void count_audit_bytes(const Commit& batch);
   // One asynchronous request or posted work is done.
   void settled();
 
   log::LogStore& store_;
   const Hooks hooks_;
-  std::mutex writer_;  // serialises staging: held while staging and folding
+  log::Mutex& writer_;  // serialises staging: held while staging and folding
   MpscQueue<Request> queue_;                // submitted, not yet staged
   MpscQueue<Request> finished_;             // asynchronous, to be completed
   std::atomic<bool> combining_ = false;     // a thread is draining queue_
@@ -167,9 +183,9 @@ class Committer {
   std::atomic<bool> closed_ = false;
   std::atomic<int> in_flight_ = 0;  // asynchronous requests not completed
   std::atomic<std::int64_t> audit_bytes_ = 0;
-  mutable std::mutex failure_mutex_;
-  std::optional<Error> failure_;       // guarded by failure_mutex_
-  bool failure_is_full_disk_ = false;  // guarded by failure_mutex_
+  mutable log::Mutex failure_mutex_;
+  std::optional<Error> failure_ GUARDED_BY(failure_mutex_);
+  bool failure_is_full_disk_ GUARDED_BY(failure_mutex_) = false;
   std::unique_ptr<Thread> thread_;
   std::unique_ptr<LogThread> log_thread_;
 };

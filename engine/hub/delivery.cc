@@ -21,7 +21,7 @@ void HubCore::tell(const std::function<void(HubListener&)>& event) const {
 }
 
 void Delivery::subscribe(std::string_view agent_id, DeliveryCallback callback) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   subscribers_.insert_or_assign(std::string(agent_id), std::move(callback));
 }
 
@@ -35,14 +35,14 @@ std::shared_ptr<DeliveryQueue> Delivery::subscribe_queue(
 }
 
 void Delivery::unsubscribe(std::string_view agent_id) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   if (auto it = subscribers_.find(agent_id); it != subscribers_.end()) {
     subscribers_.erase(it);
   }
 }
 
 void Delivery::forget(std::string_view agent_id) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   if (auto it = subscribers_.find(agent_id); it != subscribers_.end()) {
     subscribers_.erase(it);
   }
@@ -92,10 +92,11 @@ std::vector<PlannedDelivery> Delivery::plan(
 
 Result<void> Delivery::check_inboxes(const ChannelMetadata& metadata,
                                      const Envelope& envelope) const {
-  std::lock_guard lock(mutex_);
-  auto check = [&](const std::string& id) -> Result<void> {
+  log::MutexLock lock(mutex_);
+  auto check = [&](const std::string& id)
+                   REQUIRES(core_.writer, mutex_) -> Result<void> {
     if (id == envelope.sender_id) return {};
-    const AgentRecord* recipient = core_.state.registry.find(id);
+    const AgentRecord* recipient = core_.staged_state().registry.find(id);
     if (!recipient) return {};
     auto pending = pending_inbox_.find(id);
     const std::int64_t current =
@@ -115,7 +116,7 @@ Result<void> Delivery::check_inboxes(const ChannelMetadata& metadata,
 }
 
 void Delivery::drained_by(std::string_view agent_id) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   if (auto it = pending_inbox_.find(agent_id);
       it != pending_inbox_.end() && it->second > 0) {
     --it->second;
@@ -151,7 +152,7 @@ void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
     DeliveryCallback callback;
     std::optional<std::int64_t> pressure;
     {
-      std::lock_guard lock(mutex_);
+      log::MutexLock lock(mutex_);
       auto it = subscribers_.find(delivery.recipient_id);
       if (it == subscribers_.end()) continue;  // offline: replay catches up
       callback = it->second;
@@ -187,7 +188,7 @@ void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
 
 std::map<std::string, std::int64_t, std::less<>> Delivery::pending_inbox()
     const {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   return pending_inbox_;
 }
 

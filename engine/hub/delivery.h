@@ -7,11 +7,11 @@
 // held while a subscriber or listener runs.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +22,8 @@
 #include "engine/hub/commit.h"
 #include "engine/hub/delivery_queue.h"
 #include "engine/hub/hub_core.h"
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 
 namespace parley::engine {
 
@@ -40,15 +42,29 @@ class Delivery {
   // The recipients of `envelope` in a channel described by `metadata`: its
   // audience, or every participant but the sender; an unknown id replaced
   // by what the arbiter resolves it to, or dropped; recipients the arbiter
-  // refuses skipped. Caller holds core.state_mutex.
+  // refuses skipped.
   std::vector<PlannedDelivery> plan(
       const ChannelMetadata& metadata,
-      const std::shared_ptr<const Envelope>& envelope) const;
+      const std::shared_ptr<const Envelope>& envelope) const
+      REQUIRES_SHARED(core_.state_mutex);
 
   // Refuses a substantive post when a recipient's inbox is at its cap
-  // (the arbiter's authorize_inbox). Caller holds the writer lock.
+  // (the arbiter's authorize_inbox).
   Result<void> check_inboxes(const ChannelMetadata& metadata,
-                             const Envelope& envelope) const;
+                             const Envelope& envelope) const
+      REQUIRES(core_.writer) EXCLUDES(mutex_);
+
+  // For another hub part holding its own core's writer lock or state lock
+  // (at least shared): every part shares one HubCore, so this one's is.
+  void check_same_writer([[maybe_unused]] const HubCore& core) const
+      REQUIRES(core.writer) ASSERT_CAPABILITY(core_.writer) {
+    assert(&core == &core_);
+  }
+  void check_same_state([[maybe_unused]] const HubCore& core) const
+      REQUIRES_SHARED(core.state_mutex)
+          ASSERT_SHARED_CAPABILITY(core_.state_mutex) {
+    assert(&core == &core_);
+  }
   // A substantive post by `agent_id` proves it drains its inbox: its
   // pending count drops by one (never below 0).
   void drained_by(std::string_view agent_id);
@@ -64,10 +80,12 @@ class Delivery {
   void deliver(std::span<const PlannedDelivery> deliveries);
 
   HubCore& core_;
-  mutable std::mutex mutex_;  // guards the two maps below
-  std::map<std::string, DeliveryCallback, std::less<>> subscribers_;
+  mutable log::Mutex mutex_;
+  std::map<std::string, DeliveryCallback, std::less<>> subscribers_
+      GUARDED_BY(mutex_);
   // Substantive deliveries not yet answered by a post.
-  std::map<std::string, std::int64_t, std::less<>> pending_inbox_;
+  std::map<std::string, std::int64_t, std::less<>> pending_inbox_
+      GUARDED_BY(mutex_);
 };
 
 }  // namespace parley::engine

@@ -6,11 +6,12 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "engine/base/envelope.h"
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 
 namespace parley::engine {
 
@@ -24,7 +25,7 @@ class DeliveryQueue {
  public:
   void push(const Envelope& envelope) {
     {
-      std::lock_guard lock(mutex_);
+      log::MutexLock lock(mutex_);
       envelopes_.push_back(envelope);
     }
     ready_.notify_one();
@@ -32,9 +33,13 @@ class DeliveryQueue {
 
   // The oldest undelivered envelope, waiting up to `timeout` for one.
   std::optional<Envelope> pop(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mutex_);
-    if (!ready_.wait_for(lock, timeout, [&] { return !envelopes_.empty(); })) {
-      return std::nullopt;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    log::MutexLock lock(mutex_);
+    while (envelopes_.empty()) {
+      if (lock.wait_until(ready_, deadline) == std::cv_status::timeout &&
+          envelopes_.empty()) {
+        return std::nullopt;
+      }
     }
     Envelope next = std::move(envelopes_.front());
     envelopes_.pop_front();
@@ -42,14 +47,14 @@ class DeliveryQueue {
   }
 
   std::size_t size() const {
-    std::lock_guard lock(mutex_);
+    log::MutexLock lock(mutex_);
     return envelopes_.size();
   }
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<Envelope> envelopes_;
+  mutable log::Mutex mutex_;
+  std::condition_variable ready_;  // on mutex_: envelopes_ grew
+  std::deque<Envelope> envelopes_ GUARDED_BY(mutex_);
 };
 
 }  // namespace parley::engine

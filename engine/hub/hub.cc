@@ -54,7 +54,7 @@ Hub::Hub(HubOptions options)
   reads_ = std::make_unique<StateReads>(core);
   delivery_ = std::make_unique<Delivery>(core);
   committer_ = std::make_unique<Committer>(
-      *core.store,
+      *core.store, core.writer,
       Committer::Hooks{
           .fold =
               [this](Commit& batch, std::span<const log::Position> positions) {
@@ -62,9 +62,10 @@ Hub::Hub(HubOptions options)
               },
           .publish = [this](const Commit& batch) { delivery_->publish(batch); },
           .rehydrate = [this]() -> Result<void> {
-            std::unique_lock lock(core_->state_mutex);
-            core_->state.reset();
-            lock.unlock();
+            {
+              log::WriterLock lock(core_->state_mutex);
+              core_->state.reset();
+            }
             auto hydrated = hydrate();
             core_->lifecycle_changed.notify_all();
             return hydrated;
@@ -98,7 +99,7 @@ Result<void> Hub::close() {
   if (core_->closed.exchange(true)) return {};
   channels_->close();
   committer_->close();
-  auto writer = committer_->lock_writer();
+  Committer::StagingLock writer(*committer_);
   if (auto closed = core_->store->close(); !closed) {
     return storage_error(closed.error());
   }
@@ -106,7 +107,7 @@ Result<void> Hub::close() {
 }
 
 Result<void> Hub::hydrate() {
-  std::unique_lock lock(core_->state_mutex);
+  log::WriterLock lock(core_->state_mutex);
   LogPrefetcher log(*core_->store);
   while (auto batch = log.next()) {
     for (std::size_t i = 0; i < batch->size(); ++i) {
@@ -124,7 +125,7 @@ Result<void> Hub::hydrate() {
 
 Result<void> Hub::fold(Commit& batch,
                        std::span<const log::Position> positions) {
-  std::unique_lock lock(core_->state_mutex);
+  log::WriterLock lock(core_->state_mutex);
   Result<void> folded;
   for (std::size_t i = 0; i < batch.entries.size() && folded; ++i) {
     folded =
@@ -137,12 +138,14 @@ Result<void> Hub::fold(Commit& batch,
     const ChannelEntry* channel =
         core_->state.channels.find(staged.envelope->channel_id);
     if (!channel) continue;
+    delivery_->check_same_state(*core_);
     for (PlannedDelivery& delivery :
          delivery_->plan(channel->metadata, staged.envelope)) {
       delivery.staged = i;
       batch.deliveries.push_back(std::move(delivery));
     }
   }
+  channels_->check_same_state(*core_);
   channels_->folded();
   core_->lifecycle_changed.notify_all();
   return folded;

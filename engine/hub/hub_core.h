@@ -1,7 +1,7 @@
 // Internal to the hub: what every part of it shares. Its configuration is
 // fixed once the hub opens; the folded state is written only by the
-// Committer's writer, with `state_mutex` held exclusively, and read under
-// it shared.
+// Committer's writer, holding `writer` and `state_mutex` exclusively, and
+// read under state_mutex shared or, by the writer, under `writer` alone.
 #pragma once
 
 #include <atomic>
@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +22,9 @@
 #include "engine/registry/auth.h"
 #include "engine/state/hub_state.h"
 #include "log/log_store.h"
+#include "log/mutex.h"
+#include "log/shared_mutex.h"
+#include "log/thread_annotations.h"
 
 namespace parley::engine {
 
@@ -43,12 +45,25 @@ struct HubCore {
   std::shared_ptr<const Arbiter> arbiter;
   EnvelopeIdMinter minter;
 
-  mutable std::shared_mutex state_mutex;
-  HubState state{adapters};
+  // The writer lock (engine/hub/committer.h): held while a change is
+  // staged, appended and folded, and while the state is rebuilt after a
+  // full disk.
+  log::Mutex writer;
+  // Taken after `writer`. The state changes only with both held (and at
+  // open, by hydrate, before the committer starts).
+  mutable log::SharedMutex state_mutex ACQUIRED_AFTER(writer);
+  HubState state GUARDED_BY(state_mutex){adapters};
   // Notified (on state_mutex) whenever a fold may have changed a channel's
   // lifecycle, and when the hub closes.
   std::condition_variable_any lifecycle_changed;
   std::atomic<bool> closed = false;
+
+  // The state as the writer reads it while staging: with `writer` held,
+  // nothing else changes it, so no state_mutex is needed.
+  const HubState& staged_state() const
+      REQUIRES(writer) NO_THREAD_SAFETY_ANALYSIS {
+    return state;
+  }
 
   std::string now() const { return format_timestamp(clock->now()); }
 

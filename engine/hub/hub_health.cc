@@ -37,7 +37,7 @@ HubHealth Hub::health() const {
     health.channels_by_state[std::string(to_string(state))] = 0;
   }
   {
-    std::shared_lock lock(core_->state_mutex);
+    log::ReaderLock lock(core_->state_mutex);
     for (const ChannelEntry* channel : core_->state.channels.in_order()) {
       ++health
             .channels_by_state[std::string(to_string(channel->metadata.state))];

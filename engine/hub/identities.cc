@@ -53,7 +53,7 @@ Change<Passport> Identities::register_identity(
         {ErrorKind::kInvalid, "only a remote_agent is registered with owners"});
   }
   std::ranges::sort(owners);
-  owners.erase(std::ranges::unique(owners).begin(), owners.end());
+  owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
   // A remote agent's scheme is a routing label, not a credential.
   if (passport.effective_kind() != "remote_agent") {
     if (auto valid = core_.auth->validate(passport); !valid) {
@@ -126,28 +126,29 @@ Result<std::string> Identities::authenticate(
 }
 
 Change<void> Identities::unregister(std::string agent_id) {
-  return {[this, agent_id](Commit& batch) -> Result<void> {
-            const AgentRecord* agent = core_.state.registry.find(agent_id);
-            if (!agent) return not_registered(agent_id);
-            const std::string at = core_.now();
-            batch.add(agent_unregistered_record(agent_id));
-            batch.add(audit_record({{"at", at},
-                                    {"kind", "agent_unregistered"},
-                                    {"agent_id", agent_id},
-                                    {"name", agent->passport.name}}));
-            stage_agent_event(core_, batch, agent_id, "unregistered",
-                              {{"name", agent->passport.name}, {"at", at}});
-            return {};
-          },
-          [this, agent_id](const Commit&, const Result<void>& done, bool) {
-            if (done) delivery_.forget(agent_id);
-          }};
+  return {
+      [this, agent_id](Commit& batch) REQUIRES(core_.writer) -> Result<void> {
+        const AgentRecord* agent = core_.staged_state().registry.find(agent_id);
+        if (!agent) return not_registered(agent_id);
+        const std::string at = core_.now();
+        batch.add(agent_unregistered_record(agent_id));
+        batch.add(audit_record({{"at", at},
+                                {"kind", "agent_unregistered"},
+                                {"agent_id", agent_id},
+                                {"name", agent->passport.name}}));
+        stage_agent_event(core_, batch, agent_id, "unregistered",
+                          {{"name", agent->passport.name}, {"at", at}});
+        return {};
+      },
+      [this, agent_id](const Commit&, const Result<void>& done, bool) {
+        if (done) delivery_.forget(agent_id);
+      }};
 }
 
 Change<void> Identities::set_resume(std::string agent_id, Resume resume) {
-  return {[this, agent_id = std::move(agent_id),
-           resume = std::move(resume)](Commit& batch) mutable -> Result<void> {
-    const AgentRecord* agent = core_.state.registry.find(agent_id);
+  return {[this, agent_id = std::move(agent_id), resume = std::move(resume)](
+              Commit& batch) REQUIRES(core_.writer) mutable -> Result<void> {
+    const AgentRecord* agent = core_.staged_state().registry.find(agent_id);
     if (!agent) return not_registered(agent_id);
     resume.last_updated = core_.now();
     resume.version = agent->resume.version + 1;
@@ -172,25 +173,27 @@ Change<void> Identities::set_skill(std::string agent_id,
       return refused<void>(checked.error());
     }
   }
-  return {[this, agent_id = std::move(agent_id),
-           skill_md = std::move(skill_md)](Commit& batch) -> Result<void> {
-    if (!core_.state.registry.find(agent_id)) return not_registered(agent_id);
-    const std::string at = core_.now();
-    batch.add(skill_set_record(agent_id, skill_md));
-    batch.add(audit_record({{"at", at},
-                            {"kind", "skill_set"},
-                            {"agent_id", agent_id},
-                            {"removed", !skill_md.has_value()}}));
-    stage_agent_event(core_, batch, agent_id, "skill_set",
-                      {{"removed", !skill_md.has_value()}, {"at", at}});
-    return {};
-  }};
+  return {
+      [this, agent_id = std::move(agent_id), skill_md = std::move(skill_md)](
+          Commit& batch) REQUIRES(core_.writer) -> Result<void> {
+        if (!core_.staged_state().registry.find(agent_id))
+          return not_registered(agent_id);
+        const std::string at = core_.now();
+        batch.add(skill_set_record(agent_id, skill_md));
+        batch.add(audit_record({{"at", at},
+                                {"kind", "skill_set"},
+                                {"agent_id", agent_id},
+                                {"removed", !skill_md.has_value()}}));
+        stage_agent_event(core_, batch, agent_id, "skill_set",
+                          {{"removed", !skill_md.has_value()}, {"at", at}});
+        return {};
+      }};
 }
 
 Change<void> Identities::set_rule(std::string agent_id, Rule rule) {
-  return {[this, agent_id = std::move(agent_id),
-           rule = std::move(rule)](Commit& batch) mutable -> Result<void> {
-    const AgentRecord* agent = core_.state.registry.find(agent_id);
+  return {[this, agent_id = std::move(agent_id), rule = std::move(rule)](
+              Commit& batch) REQUIRES(core_.writer) mutable -> Result<void> {
+    const AgentRecord* agent = core_.staged_state().registry.find(agent_id);
     if (!agent) return not_registered(agent_id);
     rule.version = agent->rule.version + 1;
     const std::string at = core_.now();
@@ -212,9 +215,9 @@ Change<void> Identities::record_observation(
   if (auto checked = check_name("capability", capability); !checked) {
     return refused<void>(checked.error());
   }
-  return {[=, this](Commit& batch) -> Result<void> {
+  return {[=, this](Commit& batch) REQUIRES(core_.writer) -> Result<void> {
     if (!is_terminal_outcome(outcome)) return {};
-    const AgentRecord* owner = core_.state.registry.find(owner_id);
+    const AgentRecord* owner = core_.staged_state().registry.find(owner_id);
     if (!owner) return {};
     if (task_id && owner->observed_tasks.contains(*task_id)) return {};
     Resume resume = owner->resume;
@@ -257,11 +260,12 @@ Change<void> Identities::acknowledge(std::string recipient_id,
                                      std::string channel_id,
                                      std::string envelope_id,
                                      std::string status) {
-  return {[=, this](Commit& batch) -> Result<void> {
+  return {[=, this](Commit& batch) REQUIRES(core_.writer) -> Result<void> {
     if (status != "ack" || channel_id.empty() || envelope_id.empty()) {
       return {};
     }
-    const AgentRecord* recipient = core_.state.registry.find(recipient_id);
+    const AgentRecord* recipient =
+        core_.staged_state().registry.find(recipient_id);
     if (!recipient) return {};
     auto cursor = recipient->cursors.find(channel_id);
     if (cursor != recipient->cursors.end() && envelope_id <= cursor->second) {

@@ -32,7 +32,7 @@ void report(std::string_view channel_id, std::string_view what,
 Result<void> PeriodicWork::expire_due() {
   std::vector<std::string> due;
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     const std::string at = core_.now();
     for (const ChannelEntry* channel : core_.state.channels.in_order()) {
       const ChannelMetadata& metadata = channel->metadata;
@@ -53,7 +53,7 @@ Result<void> PeriodicWork::expire_due() {
 Result<void> PeriodicWork::expire_orphaned_pending() {
   std::vector<std::string> orphans;
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     for (const ChannelEntry* channel : core_.state.channels.in_order()) {
       if (channel->metadata.state == ChannelState::kPending) {
         orphans.push_back(channel->metadata.channel_id);
@@ -72,7 +72,7 @@ Result<std::size_t> PeriodicWork::tick_expectations() {
   if (core_.expectations.inert()) return 0;
   std::vector<std::string> live;
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     for (const ChannelEntry* channel : core_.state.channels.in_order()) {
       if (!is_terminal(channel->metadata.state)) {
         live.push_back(channel->metadata.channel_id);
@@ -105,7 +105,7 @@ Result<std::size_t> PeriodicWork::tick_channel(std::string_view channel_id) {
   std::unique_ptr<AdapterState> state;
   std::optional<Timestamp> turn_moved_at;
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     const ChannelEntry* channel = core_.state.channels.find(channel_id);
     if (!channel || is_terminal(channel->metadata.state)) return 0;
     metadata = channel->metadata;
@@ -164,88 +164,88 @@ Result<bool> PeriodicWork::fire_expectation(std::string_view channel_id,
                                             const ExpectationHandler& handler,
                                             bool& terminal) {
   auto ended = std::make_shared<bool>(false);
-  auto fired =
-      committer_.apply(Change<bool>{[&, ended](Commit& batch) -> Result<bool> {
-        const ChannelEntry* channel = core_.state.channels.find(channel_id);
-        if (!channel || is_terminal(channel->metadata.state)) {
-          *ended = true;
-          return false;
-        }
-        const auto key = static_cast<std::uint32_t>(index);
-        if (core_.state.expectations.has_fired(channel_id, key, violator))
-          return false;
-        const ChannelMetadata& metadata = channel->metadata;
-        const ExpectationSpec& expectation =
-            metadata.manifest.expectations.at(index);
-        HandlerEffects effects;
-        try {
-          handler.handle({.metadata = metadata,
-                          .index = index,
-                          .expectation = expectation,
-                          .violation = violation,
-                          .violator = violator},
-                         effects);
-        } catch (const std::exception& error) {
-          report(channel_id, "handler " + expectation.on_violation,
-                 error.what());
-          effects = {};
-        }
-        const std::string at = core_.now();
-        const json params = object_or_empty(expectation.params);
-        const json detail = object_or_empty(violation.detail);
-        const json violators = violation.violators;
-        batch.add(expectation_fired_record(
-            {.channel_id = std::string(channel_id),
-             .index = key,
-             .expectation = expectation.name,
-             .on_violation = expectation.on_violation,
-             .violator = std::string(violator),
-             .at = at,
-             .hides_violator = effects.hide_violator && !violator.empty() &&
-                               metadata.has_participant(violator)}));
-        batch.add(audit_record({{"at", at},
-                                {"kind", "expectation_violated"},
-                                {"channel_id", channel_id},
-                                {"expectation", expectation.name},
-                                {"on_violation", expectation.on_violation},
-                                {"params", params},
-                                {"violators", violators},
-                                {"detail", detail}}));
-        if (metadata.state == ChannelState::kActive) {
-          for (auto& notice : effects.notices) {
-            Envelope envelope = channels_.hub_envelope(
-                metadata, event_type::kExpectationViolated,
-                {{"expectation", expectation.name},
-                 {"violators", violators},
-                 {"detail", detail}},
-                notice.audience);
-            envelope.audience = std::move(notice.audience);
-            batch.add_envelope(std::move(envelope), /*hub_authored=*/true,
-                               /*deliver=*/true);
-          }
-        }
-        if (effects.close_reason) {
-          channels_.stage_terminal(batch, *channel, ChannelState::kClosed,
-                                   *effects.close_reason);
-          *ended = true;
-        }
-        json fired_expectation{
-            {"index", index},
-            {"name", expectation.name},
-            {"on_violation", expectation.on_violation},
-            {"params", params},
-            {"applies_to", expectation.applies_to
-                               ? object_or_empty(*expectation.applies_to)
-                               : json(nullptr)}};
-        json fired_violation{{"violators", violators},
-                             {"violator", violator},
-                             {"detail", detail}};
-        batch.notify([id = std::string(channel_id), fired_expectation,
-                      fired_violation](HubListener& listener) {
-          listener.on_expectation_fired(id, fired_expectation, fired_violation);
-        });
-        return true;
-      }});
+  auto fired = committer_.apply(Change<bool>{[&, ended](Commit& batch) REQUIRES(
+                                                 core_.writer) -> Result<bool> {
+    const ChannelEntry* channel =
+        core_.staged_state().channels.find(channel_id);
+    if (!channel || is_terminal(channel->metadata.state)) {
+      *ended = true;
+      return false;
+    }
+    const auto key = static_cast<std::uint32_t>(index);
+    if (core_.staged_state().expectations.has_fired(channel_id, key, violator))
+      return false;
+    const ChannelMetadata& metadata = channel->metadata;
+    const ExpectationSpec& expectation =
+        metadata.manifest.expectations.at(index);
+    HandlerEffects effects;
+    try {
+      handler.handle({.metadata = metadata,
+                      .index = index,
+                      .expectation = expectation,
+                      .violation = violation,
+                      .violator = violator},
+                     effects);
+    } catch (const std::exception& error) {
+      report(channel_id, "handler " + expectation.on_violation, error.what());
+      effects = {};
+    }
+    const std::string at = core_.now();
+    const json params = object_or_empty(expectation.params);
+    const json detail = object_or_empty(violation.detail);
+    const json violators = violation.violators;
+    batch.add(expectation_fired_record(
+        {.channel_id = std::string(channel_id),
+         .index = key,
+         .expectation = expectation.name,
+         .on_violation = expectation.on_violation,
+         .violator = std::string(violator),
+         .at = at,
+         .hides_violator = effects.hide_violator && !violator.empty() &&
+                           metadata.has_participant(violator)}));
+    batch.add(audit_record({{"at", at},
+                            {"kind", "expectation_violated"},
+                            {"channel_id", channel_id},
+                            {"expectation", expectation.name},
+                            {"on_violation", expectation.on_violation},
+                            {"params", params},
+                            {"violators", violators},
+                            {"detail", detail}}));
+    if (metadata.state == ChannelState::kActive) {
+      for (auto& notice : effects.notices) {
+        Envelope envelope =
+            channels_.hub_envelope(metadata, event_type::kExpectationViolated,
+                                   {{"expectation", expectation.name},
+                                    {"violators", violators},
+                                    {"detail", detail}},
+                                   notice.audience);
+        envelope.audience = std::move(notice.audience);
+        batch.add_envelope(std::move(envelope), /*hub_authored=*/true,
+                           /*deliver=*/true);
+      }
+    }
+    if (effects.close_reason) {
+      channels_.check_same_writer(core_);
+      channels_.stage_terminal(batch, *channel, ChannelState::kClosed,
+                               *effects.close_reason);
+      *ended = true;
+    }
+    json fired_expectation{
+        {"index", index},
+        {"name", expectation.name},
+        {"on_violation", expectation.on_violation},
+        {"params", params},
+        {"applies_to", expectation.applies_to
+                           ? object_or_empty(*expectation.applies_to)
+                           : json(nullptr)}};
+    json fired_violation{
+        {"violators", violators}, {"violator", violator}, {"detail", detail}};
+    batch.notify([id = std::string(channel_id), fired_expectation,
+                  fired_violation](HubListener& listener) {
+      listener.on_expectation_fired(id, fired_expectation, fired_violation);
+    });
+    return true;
+  }});
   terminal = *ended;
   return fired;
 }

@@ -13,7 +13,7 @@ namespace parley::engine {
 Change<std::string> PostPipeline::post(std::shared_ptr<Envelope> envelope) {
   auto spent_token = std::make_shared<bool>(false);
   return {
-      [this, envelope, spent_token](Commit& batch) {
+      [this, envelope, spent_token](Commit& batch) REQUIRES(core_.writer) {
         return stage(*envelope, batch, *spent_token);
       },
       [this, spent_token](const Commit& batch,
@@ -41,7 +41,8 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
   const std::string sender_id = envelope.sender_id;
   const bool substantive = !event_type::is_protocol(envelope.event_type);
   // 1. sender registered
-  const AgentRecord* sender = core_.state.registry.find(envelope.sender_id);
+  const AgentRecord* sender =
+      core_.staged_state().registry.find(envelope.sender_id);
   if (!sender) {
     return not_found("sender not registered: " + envelope.sender_id);
   }
@@ -55,8 +56,8 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
     if (*original) return std::move(**original);
   }
   // 2. the sender's outbound and depth rules, then its rate limit
-  if (auto allowed = core_.arbiter->authorize_send(core_.state.registry,
-                                                   *sender, envelope);
+  if (auto allowed = core_.arbiter->authorize_send(
+          core_.staged_state().registry, *sender, envelope);
       !allowed) {
     return std::unexpected(allowed.error());
   }
@@ -69,7 +70,8 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
     }
   }
   // 3-5. the channel and its state
-  const ChannelEntry* channel = core_.state.channels.find(envelope.channel_id);
+  const ChannelEntry* channel =
+      core_.staged_state().channels.find(envelope.channel_id);
   if (!channel) return not_found("channel not found: " + envelope.channel_id);
   const ChannelMetadata& metadata = channel->metadata;
   const std::string label = channel_label(metadata.channel_id);
@@ -83,6 +85,7 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
   }
   // Only participants post, for every caller, wire and in-process; the one
   // exception is a peer's well-formed task cancel request.
+  tasks_.check_same_writer(core_);
   if (!metadata.has_participant(envelope.sender_id) &&
       !tasks_.admits_cancel_request(metadata, envelope)) {
     return protocol_error(label +
@@ -99,6 +102,7 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
   }
   // 7. inbox capacity
   if (substantive) {
+    delivery_.check_same_writer(core_);
     if (auto room = delivery_.check_inboxes(metadata, envelope); !room) {
       return std::unexpected(room.error());
     }
@@ -146,12 +150,14 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
                        /*hub_authored=*/true, /*deliver=*/true);
     stage_envelope_posted(core_, reads_, batch);
   } else if (reject && pending) {
+    channels_.check_same_writer(core_);
     channels_.stage_terminal(batch, *channel, ChannelState::kClosed,
                              "invite_rejected");
   } else if (accepted && accepted->next_state &&
              is_terminal(*accepted->next_state)) {
     // A non-terminal next state (no built-in asks for one) is not applied:
     // lifecycle is folded from envelopes, and no envelope marks it.
+    channels_.check_same_writer(core_);
     channels_.stage_terminal(batch, *channel, *accepted->next_state,
                              accepted->auto_close_reason);
   }
@@ -162,7 +168,7 @@ Result<std::optional<std::string>> PostPipeline::idempotent_original(
     std::string_view key, const Envelope& retry) const {
   std::optional<Envelope> original;
   {
-    std::lock_guard lock(idempotency_mutex_);
+    log::MutexLock lock(idempotency_mutex_);
     if (auto it = idempotency_in_flight_.find(key);
         it != idempotency_in_flight_.end()) {
       original = *it->second;
@@ -202,7 +208,7 @@ Result<std::optional<std::string>> PostPipeline::idempotent_original(
 void PostPipeline::stage_idempotency_key(Commit& batch, std::string key) {
   const Commit::StagedEnvelope& staged = batch.envelopes.front();
   batch.entries[staged.entry].idempotency_key = key;
-  std::lock_guard lock(idempotency_mutex_);
+  log::MutexLock lock(idempotency_mutex_);
   idempotency_in_flight_.insert_or_assign(std::move(key), staged.envelope);
 }
 
@@ -210,7 +216,7 @@ void PostPipeline::forget_in_flight(const Commit& batch) {
   const std::string& key =
       batch.entries[batch.envelopes.front().entry].idempotency_key;
   if (key.empty()) return;  // most posts: no key, no lock
-  std::lock_guard lock(idempotency_mutex_);
+  log::MutexLock lock(idempotency_mutex_);
   if (auto it = idempotency_in_flight_.find(key);
       it != idempotency_in_flight_.end()) {
     idempotency_in_flight_.erase(it);

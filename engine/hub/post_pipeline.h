@@ -14,7 +14,6 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +27,8 @@
 #include "engine/hub/rate_limiter.h"
 #include "engine/hub/state_reads.h"
 #include "engine/hub/task_mutations.h"
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 
 namespace parley::engine {
 
@@ -52,7 +53,7 @@ class PostPipeline {
 
  private:
   Result<std::string> stage(Envelope& envelope, Commit& batch,
-                            bool& spent_token);
+                            bool& spent_token) REQUIRES(core_.writer);
   // The id of the post `retry` repeats under index key `key`, nullopt for a
   // new key, or kConflict when the key was used with another payload.
   Result<std::optional<std::string>> idempotent_original(
@@ -68,10 +69,10 @@ class PostPipeline {
   const ChannelLifecycle& channels_;
   const TaskMutations& tasks_;
   RateLimiter rate_limiter_;
-  mutable std::mutex idempotency_mutex_;
+  mutable log::Mutex idempotency_mutex_;
   // Index key -> staged post whose batch is not durable yet.
   std::map<std::string, std::shared_ptr<const Envelope>, std::less<>>
-      idempotency_in_flight_;
+      idempotency_in_flight_ GUARDED_BY(idempotency_mutex_);
 };
 
 }  // namespace parley::engine

@@ -6,7 +6,7 @@
 namespace parley::engine {
 
 Result<void> RateLimiter::check(const AgentRecord& sender, Timestamp now) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   const auto& limits = sender.rule.limits;
   if (limits.rate_per_minute <= 0) {
     buckets_.erase(sender.agent_id());
@@ -39,19 +39,19 @@ Result<void> RateLimiter::check(const AgentRecord& sender, Timestamp now) {
 }
 
 void RateLimiter::consume(std::string_view sender_id) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   auto it = buckets_.find(std::string(sender_id));
   if (it != buckets_.end()) it->second.tokens -= 1.0;
 }
 
 void RateLimiter::refund(std::string_view sender_id) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   auto it = buckets_.find(std::string(sender_id));
   if (it != buckets_.end()) it->second.tokens += 1.0;
 }
 
 void RateLimiter::forget(std::string_view sender_id) {
-  std::lock_guard lock(mutex_);
+  log::MutexLock lock(mutex_);
   buckets_.erase(std::string(sender_id));
 }
 

@@ -11,7 +11,6 @@
 // Thread safety: every member may be called from any thread (one mutex).
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,6 +18,8 @@
 #include "engine/base/clock.h"
 #include "engine/base/error.h"
 #include "engine/registry/registry.h"
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 
 namespace parley::engine {
 
@@ -42,8 +43,8 @@ class RateLimiter {
     Timestamp refilled;
   };
 
-  std::mutex mutex_;  // guards buckets_
-  std::unordered_map<std::string, Bucket> buckets_;
+  log::Mutex mutex_;
+  std::unordered_map<std::string, Bucket> buckets_ GUARDED_BY(mutex_);
 };
 
 }  // namespace parley::engine

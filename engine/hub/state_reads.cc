@@ -34,7 +34,7 @@ std::unexpected<Error> task_not_found(std::string_view task_id) {
 }  // namespace
 
 Result<Passport> StateReads::get_agent(std::string_view name_or_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const AgentRecord* agent = core_.state.registry.resolve(name_or_id);
   if (!agent) return not_found("agent not found: " + std::string(name_or_id));
   return agent->passport;
@@ -42,25 +42,25 @@ Result<Passport> StateReads::get_agent(std::string_view name_or_id) const {
 
 std::optional<std::string> StateReads::find_agent_id(
     std::string_view name) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   return core_.state.registry.find_agent_id(name);
 }
 
 std::string StateReads::name_for(
     std::string_view agent_id, std::optional<std::string_view> fallback) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   return core_.state.registry.name_for(agent_id, fallback);
 }
 
 Result<Resume> StateReads::get_resume(std::string_view agent_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const AgentRecord* agent = core_.state.registry.find(agent_id);
   if (!agent) return not_found("resume not found: " + std::string(agent_id));
   return agent->resume;
 }
 
 Result<Rule> StateReads::get_rule(std::string_view agent_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const AgentRecord* agent = core_.state.registry.find(agent_id);
   if (!agent) return not_found("rule not found: " + std::string(agent_id));
   return agent->rule;
@@ -68,13 +68,13 @@ Result<Rule> StateReads::get_rule(std::string_view agent_id) const {
 
 std::optional<std::string> StateReads::get_skill(
     std::string_view agent_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const AgentRecord* agent = core_.state.registry.find(agent_id);
   return agent ? agent->skill_md : std::nullopt;
 }
 
 std::vector<Passport> StateReads::list_agents(const AgentFilter& filter) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   std::vector<Passport> out;
   for (const AgentRecord* agent : core_.state.registry.list(filter)) {
     out.push_back(agent->passport);
@@ -84,20 +84,20 @@ std::vector<Passport> StateReads::list_agents(const AgentFilter& filter) const {
 
 std::vector<std::string> StateReads::agent_owners(
     std::string_view agent_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const AgentRecord* agent = core_.state.registry.find(agent_id);
   return agent ? agent->owners : std::vector<std::string>{};
 }
 
 std::vector<std::string> StateReads::agents_with_capability(
     std::string_view capability) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   return core_.state.registry.agents_with_capability(capability);
 }
 
 Result<ChannelMetadata> StateReads::get_channel(
     std::string_view channel_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const ChannelEntry* channel = core_.state.channels.find(channel_id);
   if (!channel)
     return not_found("channel not found: " + std::string(channel_id));
@@ -107,7 +107,7 @@ Result<ChannelMetadata> StateReads::get_channel(
 std::vector<ChannelMetadata> StateReads::list_channels(
     std::optional<std::string_view> agent_id, std::optional<ChannelState> state,
     std::size_t limit) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   std::vector<ChannelMetadata> out;
   for (const ChannelEntry* channel : core_.state.channels.in_order()) {
     if (out.size() >= limit) break;
@@ -123,7 +123,7 @@ Result<std::vector<Envelope>> StateReads::read_wal(
     std::optional<std::int64_t> until) const {
   std::uint64_t size = 0;
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     const ChannelEntry* channel = core_.state.channels.find(channel_id);
     if (!channel) return std::vector<Envelope>{};
     size = channel->last_sequence;
@@ -148,7 +148,7 @@ Result<std::optional<Envelope>> StateReads::find_envelope_by_causation(
     std::string_view causation_id) const {
   std::uint64_t sequence = 0;
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     const ChannelEntry* channel = core_.state.channels.find(channel_id);
     if (!channel) return std::optional<Envelope>{};
     auto it = channel->causation.find(
@@ -166,7 +166,7 @@ Result<std::optional<Envelope>> StateReads::find_envelope_by_causation(
 bool StateReads::can_send(std::string_view channel_id,
                           std::string_view sender_id,
                           std::optional<std::string_view> type) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const ChannelEntry* channel = core_.state.channels.find(channel_id);
   if (!channel || is_terminal(channel->metadata.state) || !channel->state) {
     return false;
@@ -182,7 +182,7 @@ bool StateReads::can_send(std::string_view channel_id,
 
 Result<std::optional<JsonText>> StateReads::adapter_state(
     std::string_view channel_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const ChannelEntry* channel = core_.state.channels.find(channel_id);
   if (!channel)
     return not_found("channel not found: " + std::string(channel_id));
@@ -194,7 +194,7 @@ std::vector<PendingTurn> StateReads::pending_turns_for(
     std::string_view agent_id) const {
   std::vector<PendingTurn> turns;
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     if (!core_.state.registry.find(agent_id)) return turns;
     for (const ChannelEntry* channel : core_.state.channels.in_order()) {
       const ChannelMetadata& metadata = channel->metadata;
@@ -248,7 +248,7 @@ Result<std::vector<JsonText>> StateReads::read_audit() const {
 
 std::string StateReads::inbox_cursor(std::string_view agent_id,
                                      std::string_view channel_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const AgentRecord* agent = core_.state.registry.find(agent_id);
   if (!agent) return "";
   auto cursor = agent->cursors.find(channel_id);
@@ -259,7 +259,7 @@ Result<std::vector<Envelope>> StateReads::replay_for(
     std::string_view agent_id, std::string_view since_envelope_id) const {
   std::vector<std::pair<std::string, std::string>> channels;  // id, floor
   {
-    std::shared_lock lock(core_.state_mutex);
+    log::ReaderLock lock(core_.state_mutex);
     const AgentRecord* agent = core_.state.registry.find(agent_id);
     if (!agent) return std::vector<Envelope>{};
     for (const ChannelEntry* channel : core_.state.channels.in_order()) {
@@ -293,7 +293,7 @@ Result<std::vector<Envelope>> StateReads::replay_for(
 }
 
 Result<TaskMetadata> StateReads::get_task(std::string_view task_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const TaskEntry* task = core_.state.tasks.find(task_id);
   if (!task) return task_not_found(task_id);
   return task->metadata;
@@ -301,7 +301,7 @@ Result<TaskMetadata> StateReads::get_task(std::string_view task_id) const {
 
 std::vector<TaskMetadata> StateReads::list_tasks(
     const TaskFilter& filter) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   std::vector<TaskMetadata> out;
   for (const TaskEntry* entry : core_.state.tasks.in_order()) {
     if (out.size() >= filter.limit) break;
@@ -317,7 +317,7 @@ std::vector<TaskMetadata> StateReads::list_tasks(
 Result<std::optional<JsonText>> StateReads::read_task_checkpoint(
     std::string_view task_id,
     std::optional<ConnectionAgents> connection) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   if (connection) {
     if (auto allowed =
             engine::check_task_access(core_.state.tasks, task_id, *connection);
@@ -330,13 +330,13 @@ Result<std::optional<JsonText>> StateReads::read_task_checkpoint(
 
 Result<void> StateReads::check_task_access(std::string_view task_id,
                                            ConnectionAgents connection) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   return engine::check_task_access(core_.state.tasks, task_id, connection);
 }
 
 std::optional<std::vector<std::string>> StateReads::checkpoint_writers(
     std::string_view task_id) const {
-  std::shared_lock lock(core_.state_mutex);
+  log::ReaderLock lock(core_.state_mutex);
   const std::vector<std::string>* writers =
       core_.state.tasks.checkpoint_writers(task_id);
   if (!writers) return std::nullopt;

@@ -7,13 +7,14 @@
 #include <exception>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "engine/hub/hub.h"
+#include "log/mutex.h"
+#include "log/thread_annotations.h"
 
 namespace parley::engine {
 
@@ -53,7 +54,7 @@ struct Sweeper::Impl {
 
   // True when `worker` is still the one registered under its name.
   bool registered(const std::shared_ptr<Worker>& worker) {
-    std::lock_guard lock(mutex);
+    log::MutexLock lock(mutex);
     auto it = workers.find(worker->name);
     return it != workers.end() && it->second == worker;
   }
@@ -77,9 +78,9 @@ struct Sweeper::Impl {
     });
   }
 
-  // Caller holds mutex.
   Result<void> add(std::string_view name,
-                   std::chrono::duration<double> interval, Work work) {
+                   std::chrono::duration<double> interval, Work work)
+      REQUIRES(mutex) {
     if (!(interval.count() > 0)) {
       return invalid("interval_seconds must be positive: " +
                      nlohmann::json(interval.count()).dump());
@@ -104,9 +105,10 @@ struct Sweeper::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
       guard;
   std::thread thread;
-  std::mutex mutex;  // guards workers and running
-  std::map<std::string, std::shared_ptr<Worker>, std::less<>> workers;
-  bool running = false;
+  log::Mutex mutex;
+  std::map<std::string, std::shared_ptr<Worker>, std::less<>> workers
+      GUARDED_BY(mutex);
+  bool running GUARDED_BY(mutex) = false;
 };
 
 Sweeper::Sweeper(Hub& hub, SweeperOptions options)
@@ -115,7 +117,7 @@ Sweeper::Sweeper(Hub& hub, SweeperOptions options)
 Sweeper::~Sweeper() { stop(); }
 
 Result<void> Sweeper::start() {
-  std::lock_guard lock(impl_->mutex);
+  log::MutexLock lock(impl_->mutex);
   if (impl_->running) return invalid("the sweeper is already running");
   Hub& hub = impl_->hub;
   const SweeperOptions& options = impl_->options;
@@ -143,7 +145,7 @@ Result<void> Sweeper::start() {
 
 void Sweeper::stop() {
   {
-    std::lock_guard lock(impl_->mutex);
+    log::MutexLock lock(impl_->mutex);
     if (!impl_->running) return;
     impl_->running = false;
   }
@@ -152,7 +154,7 @@ void Sweeper::stop() {
   if (impl_->thread.joinable()) impl_->thread.join();
   // Pending waits are dropped with the stopped context; fresh timers for a
   // later start().
-  std::lock_guard lock(impl_->mutex);
+  log::MutexLock lock(impl_->mutex);
   for (auto& [name, worker] : impl_->workers) {
     worker->timer = std::make_unique<asio::steady_timer>(impl_->io);
   }
@@ -161,14 +163,14 @@ void Sweeper::stop() {
 Result<void> Sweeper::register_worker(std::string_view name,
                                       std::chrono::duration<double> interval,
                                       Work work) {
-  std::lock_guard lock(impl_->mutex);
+  log::MutexLock lock(impl_->mutex);
   return impl_->add(name, interval, std::move(work));
 }
 
 void Sweeper::unregister_worker(std::string_view name) {
   std::shared_ptr<Worker> worker;
   {
-    std::lock_guard lock(impl_->mutex);
+    log::MutexLock lock(impl_->mutex);
     auto it = impl_->workers.find(name);
     if (it == impl_->workers.end()) return;
     worker = std::move(it->second);

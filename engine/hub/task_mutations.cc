@@ -89,25 +89,25 @@ Change<void> TaskMutations::observe_task(
   if (auto ok = check_task_json(metadata); !ok)
     return refused<void>(ok.error());
   return {[this, metadata = std::move(metadata),
-           connection =
-               owned(connection)](Commit& batch) mutable -> Result<void> {
+           connection = owned(connection)](
+              Commit& batch) REQUIRES(core_.writer) mutable -> Result<void> {
     if (connection) {
-      if (auto allowed =
-              engine::check_task_access(core_.state.tasks, metadata.task_id,
-                                        ConnectionAgents(*connection));
+      if (auto allowed = engine::check_task_access(
+              core_.staged_state().tasks, metadata.task_id,
+              ConnectionAgents(*connection));
           !allowed) {
         return allowed;
       }
     }
-    const TaskEntry* known = core_.state.tasks.find(metadata.task_id);
-    const AgentRecord* owner = core_.state.registry.find(
+    const TaskEntry* known = core_.staged_state().tasks.find(metadata.task_id);
+    const AgentRecord* owner = core_.staged_state().registry.find(
         known ? known->metadata.owner_id : metadata.owner_id);
     if (!known && !owner) {
       return not_found("agent not registered: " + metadata.owner_id);
     }
     if (metadata.channel_id && !metadata.channel_id->empty()) {
       const ChannelEntry* channel =
-          core_.state.channels.find(*metadata.channel_id);
+          core_.staged_state().channels.find(*metadata.channel_id);
       if (!channel) {
         return not_found("channel not found: " + *metadata.channel_id);
       }
@@ -135,7 +135,7 @@ Change<void> TaskMutations::observe_task(
       if (const std::int64_t max = owner->rule.limits.max_concurrent_tasks;
           max > 0) {
         const auto live = static_cast<std::int64_t>(
-            core_.state.tasks.live_owned_by(metadata.owner_id));
+            core_.staged_state().tasks.live_owned_by(metadata.owner_id));
         if (live >= max) {
           return access_denied("owner '" + metadata.owner_id +
                                "' exceeded max_concurrent_tasks (" +
@@ -182,15 +182,17 @@ Change<void> TaskMutations::update_task(
     }
   }
   return {[this, task_id = std::move(task_id), update = std::move(update),
-           connection = owned(connection)](Commit& batch) -> Result<void> {
+           connection = owned(connection)](
+              Commit& batch) REQUIRES(core_.writer) -> Result<void> {
     if (connection) {
-      if (auto allowed = engine::check_task_access(
-              core_.state.tasks, task_id, ConnectionAgents(*connection));
+      if (auto allowed =
+              engine::check_task_access(core_.staged_state().tasks, task_id,
+                                        ConnectionAgents(*connection));
           !allowed) {
         return allowed;
       }
     }
-    const TaskEntry* known = core_.state.tasks.find(task_id);
+    const TaskEntry* known = core_.staged_state().tasks.find(task_id);
     if (!known) return task_not_found(task_id);
     if (known->metadata.terminal()) return {};  // terminal is final
     TaskMetadata task = known->metadata;
@@ -233,22 +235,25 @@ Change<void> TaskMutations::checkpoint_task(
         {ErrorKind::kInvalid, "a checkpoint must be a JSON object"});
   }
   return {[this, task_id = std::move(task_id), parsed = std::move(parsed),
-           connection = owned(connection)](Commit& batch) -> Result<void> {
+           connection = owned(connection)](
+              Commit& batch) REQUIRES(core_.writer) -> Result<void> {
     if (connection) {
-      if (auto allowed = engine::check_task_access(
-              core_.state.tasks, task_id, ConnectionAgents(*connection));
+      if (auto allowed =
+              engine::check_task_access(core_.staged_state().tasks, task_id,
+                                        ConnectionAgents(*connection));
           !allowed) {
         return allowed;
       }
     }
-    const TaskEntry* task = core_.state.tasks.find(task_id);
+    const TaskEntry* task = core_.staged_state().tasks.find(task_id);
     if (task && task->metadata.terminal()) {
       return {};  // the task is over; its last checkpoint stands
     }
     auto record = task_checkpointed_record(task_id, parsed.dump());
     if (!record) return std::unexpected(record.error());
     // The first wire write of an unobserved task's checkpoint claims it.
-    if (connection && !task && !core_.state.tasks.checkpoint_writers(task_id)) {
+    if (connection && !task &&
+        !core_.staged_state().tasks.checkpoint_writers(task_id)) {
       batch.add(checkpoint_writers_claimed_record(task_id, *connection));
     }
     batch.add(std::move(*record));
@@ -257,11 +262,11 @@ Change<void> TaskMutations::checkpoint_task(
 }
 
 Change<void> TaskMutations::expire_due_tasks() {
-  return {[this](Commit& batch) -> Result<void> {
+  return {[this](Commit& batch) REQUIRES(core_.writer) -> Result<void> {
     const Timestamp now_time = core_.clock->now();
     const std::string at = format_timestamp(now_time);
     std::map<std::string, Resume, std::less<>> resumes;
-    for (const TaskEntry* entry : core_.state.tasks.in_order()) {
+    for (const TaskEntry* entry : core_.staged_state().tasks.in_order()) {
       const TaskMetadata& live = entry->metadata;
       if (live.terminal() || !live.expires_at ||
           !is_due(*live.expires_at, now_time, at)) {
@@ -303,7 +308,7 @@ void TaskMutations::stage_terminal(
     listener.on_task_event(id, kind, payload);
   });
   if (!task.spec.capability) return;
-  const AgentRecord* owner = core_.state.registry.find(task.owner_id);
+  const AgentRecord* owner = core_.staged_state().registry.find(task.owner_id);
   if (!owner || owner->observed_tasks.contains(task.task_id)) return;
   auto resume = resumes.find(task.owner_id);
   if (resume == resumes.end()) {
@@ -318,7 +323,8 @@ void TaskMutations::stage_cascade(Commit& batch,
                                   std::string_view channel_id) const {
   std::map<std::string, Resume, std::less<>> resumes;
   const std::string at = core_.now();
-  for (const TaskEntry* entry : core_.state.tasks.live_in_channel(channel_id)) {
+  for (const TaskEntry* entry :
+       core_.staged_state().tasks.live_in_channel(channel_id)) {
     TaskMetadata task = entry->metadata;
     task.state = std::string(task_state::kExpired);
     task.completed_at = at;
@@ -333,7 +339,7 @@ bool TaskMutations::admits_cancel_request(const ChannelMetadata& channel,
       channel.state != ChannelState::kActive || !envelope.task_id) {
     return false;
   }
-  const TaskEntry* entry = core_.state.tasks.find(*envelope.task_id);
+  const TaskEntry* entry = core_.staged_state().tasks.find(*envelope.task_id);
   if (!entry || entry->metadata.terminal() ||
       entry->metadata.channel_id != channel.channel_id ||
       entry->cancel_requesters.contains(envelope.sender_id)) {

@@ -463,7 +463,7 @@ Result<Answer> ControlPlane::prepare(std::string_view op, const json& params,
   if (!caller) return it->second(hub_, Params(params), nullptr);
   WireRequest wire{.agents = caller->bound_agents(), .options = options_};
   std::ranges::sort(wire.agents);
-  wire.agents.erase(std::ranges::unique(wire.agents).begin(),
+  wire.agents.erase(std::unique(wire.agents.begin(), wire.agents.end()),
                     wire.agents.end());
   PARLEY_CHECK(authorize(hub_, wire, op, params));
   return it->second(hub_, Params(params), &wire);

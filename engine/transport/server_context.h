@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "engine/transport/send_queue.h"
 
@@ -36,6 +37,16 @@ struct ConnectionOptions {
 };
 
 struct ServerContext {
+  ServerContext(engine::Hub& hub, engine::ControlPlane& control_plane,
+                BindingTable& bindings, Metrics& metrics,
+                ConnectionRegistry& connections, ConnectionOptions options)
+      : hub(hub),
+        control_plane(control_plane),
+        bindings(bindings),
+        metrics(metrics),
+        connections(connections),
+        options(std::move(options)) {}
+
   engine::Hub& hub;
   engine::ControlPlane& control_plane;
   BindingTable& bindings;
