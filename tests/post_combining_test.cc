@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -29,6 +30,7 @@ using engine::Change;
 using engine::Commit;
 using engine::Committer;
 using engine::Result;
+using namespace std::chrono_literals;
 
 constexpr int kBlockingThreads = 4;
 constexpr int kAsyncThreads = 4;
@@ -67,9 +69,15 @@ void hammer(int (*channel_of)(int thread, int post)) {
       return post;
     }};
   };
+  std::mutex first_error_mutex;
+  std::string first_error;
   auto tell = [&](int slot, const Result<int>& result) {
     ++told[slot];
-    if (!result) ++failed[slot];
+    if (!result) {
+      ++failed[slot];
+      std::lock_guard lock(first_error_mutex);
+      if (first_error.empty()) first_error = result.error().message;
+    }
   };
 
   std::atomic<int> ready = 0;
@@ -94,7 +102,18 @@ void hammer(int (*channel_of)(int thread, int post)) {
     });
   }
   for (std::thread& thread : threads) thread.join();
-  committer.close();  // waits for every asynchronous change
+  // close() refuses what is still queued: first wait for every outcome.
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  auto all_told = [&] {
+    for (const std::atomic<int>& count : told) {
+      if (count == 0) return false;
+    }
+    return true;
+  };
+  while (!all_told() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  committer.close();
 
   int never_told = 0, told_twice = 0, failures = 0;
   for (int slot = 0; slot < kThreads * kPostsPerThread; ++slot) {
@@ -104,7 +123,7 @@ void hammer(int (*channel_of)(int thread, int post)) {
   }
   CHECK(never_told == 0);
   CHECK(told_twice == 0);
-  CHECK(failures == 0);
+  CHECK_MESSAGE(failures == 0, "first error: " << first_error);
   CHECK(folded == kThreads * kPostsPerThread);
   CHECK(published == kThreads * kPostsPerThread);
 

@@ -169,8 +169,7 @@ TEST_CASE(
       if (frame.value("op", "") == "post_envelope") {
         // The previous post is answered (its response stays buffered).
         for (auto& item : connections) {
-          // Not bindings: a lambda captures them, which clang 14 cannot.
-          auto& other_conn = item.first;
+          // Not a binding: a lambda captures it, which clang 14 cannot.
           auto& o = item.second;
           for (const std::string& id : o.posts_in_flight) {
             const auto deadline = std::chrono::steady_clock::now() + 10s;
