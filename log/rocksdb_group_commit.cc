@@ -339,10 +339,14 @@ Result<void> RocksDbLogStore::close() {
   while (leader_active_) lock.wait(appended_);
   // A clean close: every acked record is synced, so the mark may promise
   // them (rocksdb_clean_close.h).
-  bool clean = !read_only_ && !failed_ && !no_space_ && database_.db &&
-               !(database_.wal_seal_sync && database_.wal_seal_sync->failure());
-  if (clean && options_.durability == Durability::kAsync) {
-    clean = database_.db->SyncWAL().ok();
+  bool clean = !read_only_ && !failed_ && !no_space_;
+  {
+    ReaderLock reading(database_mutex_);
+    clean = clean && database_.db &&
+            !(database_.wal_seal_sync && database_.wal_seal_sync->failure());
+    if (clean && options_.durability == Durability::kAsync) {
+      clean = database_.db->SyncWAL().ok();
+    }
   }
   rocksdb::Status status;
   {

@@ -134,8 +134,10 @@ Result<FlexBytes> encode_resume(const Resume& resume) {
       out.text("note", example.note);
     });
     out.object("observed", [&] {
-      for (const auto& [capability, stats] : resume.observed) {
-        out.object(capability.c_str(), [&] {
+      // Not structured bindings: clang 14 cannot capture one in a lambda.
+      for (const auto& entry : resume.observed) {
+        const auto& stats = entry.second;
+        out.object(entry.first.c_str(), [&] {
           out.integer("n", stats.n);
           out.integer("completed", stats.completed);
           out.integer("failed", stats.failed);
