@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/base/flex_json.h"
+#include "engine/json/records_json.h"
 #include "engine/records/expectation_records.h"
 #include "engine/records/log_records.h"
 #include "engine/records/task_records.h"
@@ -122,6 +123,29 @@ TEST_CASE("log dump prints every field of every record kind") {
     CAPTURE(field);
     CHECK(envelope.contains(field));
   }
+}
+
+}  // namespace
+}  // namespace parley
+
+namespace parley {
+namespace {
+
+// Found by fuzz_records: a record whose text is not UTF-8 (damage a
+// schema without checksums cannot catch) made `parley log dump` and the
+// state hash throw from nlohmann::json::dump, ending the process. Its bad
+// bytes now print as U+FFFD.
+TEST_CASE("a record holding bytes that are not UTF-8 dumps them as U+FFFD") {
+  flatbuffers::FlatBufferBuilder builder;
+  auto id = builder.CreateString("a-\xff\xfe");
+  auto body = schema::CreateAgentUnregistered(builder, id);
+  const std::string record =
+      schema::finish_record(builder, Body::AgentUnregistered, body.Union());
+  const json value = replay::record_to_json(4, record);
+  const std::string line = engine::dump_compact(value);
+  const std::string agent_id = json::parse(line).at("agent_id");
+  CHECK(agent_id.starts_with("a-\xef\xbf\xbd"));  // U+FFFD
+  CHECK(agent_id.find('\xff') == std::string::npos);
 }
 
 }  // namespace

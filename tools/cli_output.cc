@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "engine/json/records_json.h"
 #include "engine/registry/registry.h"
 
 namespace parley::tools {
@@ -61,10 +62,10 @@ void Table::print(std::ostream& out) const {
 
 void JsonWriter::write(const nlohmann::json& value) {
   if (format_ == OutputFormat::kJson) {
-    items_.push_back(value.dump());
+    items_.push_back(engine::dump_compact(value));
     return;
   }
-  out_ << value.dump() << '\n' << std::flush;
+  out_ << engine::dump_compact(value) << '\n' << std::flush;
 }
 
 void JsonWriter::finish() {

@@ -44,7 +44,8 @@ class Table {
 };
 
 // Writes JSON objects as lines (kJsonl) or as one array at finish()
-// (kJson), to `out`, flushing each line.
+// (kJson), to `out`, flushing each line; as engine::dump_compact writes
+// them, so a damaged record's bad UTF-8 prints as U+FFFD.
 class JsonWriter {
  public:
   JsonWriter(std::ostream& out, OutputFormat format)

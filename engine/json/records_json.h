@@ -93,7 +93,9 @@ Result<ChannelMetadata> channel_metadata_from_json(const nlohmann::json& value);
 // key and is refused like any other unknown key. The result's sequence is 0.
 Result<Envelope> envelope_from_json(const nlohmann::json& value);
 
-// Compact JSON (no spaces); parse(dump_compact(v)) == v.
+// Compact JSON (no spaces); parse(dump_compact(v)) == v. Never throws: a
+// string that is not UTF-8 (only a damaged record of a schema without
+// checksums can hold one) has each bad byte written as U+FFFD.
 std::string dump_compact(const nlohmann::json& value);
 
 }  // namespace parley::engine

@@ -275,6 +275,8 @@ OrderedJson to_ordered_json(const Envelope& envelope) {
   return write_envelope<OrderedJson>(envelope);
 }
 
-std::string dump_compact(const Json& value) { return value.dump(); }
+std::string dump_compact(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 }  // namespace parley::engine
