@@ -38,6 +38,10 @@ class ScriptRunner {
   // line gets an error line.
   std::optional<std::string> run_line(std::string_view line);
 
+  // The hub the script runs on; null after a restart that failed to open
+  // it. Valid until the next run_line.
+  const Hub* hub() const { return hub_.get(); }
+
  private:
   enum class InviteMode { kAck, kReject, kSilent };
 
