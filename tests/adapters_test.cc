@@ -790,3 +790,21 @@ TEST_CASE(
 
 }  // namespace
 }  // namespace parley::engine
+
+namespace parley::engine {
+namespace {
+
+// Found by fuzz_records: an envelope record whose sender id is not UTF-8
+// (a damaged record of a schema without checksums) folded into an adapter
+// state whose to_json threw nlohmann's type_error 316, ending `parley
+// audit` (the state hash). Bad bytes now print as U+FFFD.
+TEST_CASE(
+    "an adapter state holding bytes that are not UTF-8 prints them as U+FFFD") {
+  ConversationState state;
+  state.last_speaker_id = "b\xff";
+  const nlohmann::json printed = nlohmann::json::parse(state.to_json());
+  CHECK(printed["last_speaker_id"] == "b\xef\xbf\xbd");
+}
+
+}  // namespace
+}  // namespace parley::engine

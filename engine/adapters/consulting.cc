@@ -25,10 +25,10 @@ std::unique_ptr<AdapterState> ConsultingState::clone() const {
 }
 
 JsonText ConsultingState::to_json() const {
-  return nlohmann::json{{"initiator_sent", initiator_sent},
-                        {"respondent_replied", respondent_replied},
-                        {"last_envelope_id", nullable(last_envelope_id)}}
-      .dump();
+  return state_text(
+      nlohmann::json{{"initiator_sent", initiator_sent},
+                     {"respondent_replied", respondent_replied},
+                     {"last_envelope_id", nullable(last_envelope_id)}});
 }
 
 ConsultingAdapter::ConsultingAdapter() {

@@ -15,10 +15,10 @@ std::unique_ptr<AdapterState> ConversationState::clone() const {
 }
 
 JsonText ConversationState::to_json() const {
-  return nlohmann::json{{"turn_count", turn_count},
-                        {"last_speaker_id", nullable(last_speaker_id)},
-                        {"last_envelope_id", nullable(last_envelope_id)}}
-      .dump();
+  return state_text(
+      nlohmann::json{{"turn_count", turn_count},
+                     {"last_speaker_id", nullable(last_speaker_id)},
+                     {"last_envelope_id", nullable(last_envelope_id)}});
 }
 
 ConversationAdapter::ConversationAdapter() {

@@ -53,7 +53,7 @@ JsonText DiscussionState::to_json() const {
                      {"last_envelope_id", nullable(last_envelope_id)},
                      {"turn_count", turn_count}};
   if (!hidden.empty()) out["hidden_participants"] = hidden;
-  return out.dump();
+  return state_text(out);
 }
 
 std::size_t DiscussionState::next_after(std::size_t index) const {

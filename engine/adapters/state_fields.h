@@ -1,5 +1,6 @@
 // Helpers the built-in adapters share for the optional id fields of their
-// states. Included by adapter .cc files only.
+// states and for writing a state as JSON text. Included by adapter .cc
+// files only.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,13 @@ inline void assign(std::optional<std::string>& target, std::string_view value) {
   } else {
     target.emplace(value);
   }
+}
+
+// A state as compact JSON text (AdapterState::to_json). Never throws: text
+// that is not UTF-8 (only a damaged record of a schema without checksums
+// can bring one into a fold) is written with each bad byte as U+FFFD.
+inline std::string state_text(const nlohmann::json& state) {
+  return state.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace parley::engine

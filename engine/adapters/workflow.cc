@@ -278,16 +278,16 @@ std::unique_ptr<AdapterState> WorkflowState::clone() const {
 }
 
 JsonText WorkflowState::to_json() const {
-  return json{{"participant_order", participant_order},
-              {"expected_next_speaker", nullable(expected_next_speaker)},
-              {"last_speaker_id", nullable(last_speaker_id)},
-              {"last_envelope_id", nullable(last_envelope_id)},
-              {"turn_count", turn_count},
-              {"pending_close_reason", pending_close_reason},
-              {"creator_id", creator_id},
-              {"graph_data", graph ? graph->data() : json::object()},
-              {"context_vars", *context_vars}}
-      .dump();
+  return state_text(
+      json{{"participant_order", participant_order},
+           {"expected_next_speaker", nullable(expected_next_speaker)},
+           {"last_speaker_id", nullable(last_speaker_id)},
+           {"last_envelope_id", nullable(last_envelope_id)},
+           {"turn_count", turn_count},
+           {"pending_close_reason", pending_close_reason},
+           {"creator_id", creator_id},
+           {"graph_data", graph ? graph->data() : json::object()},
+           {"context_vars", *context_vars}});
 }
 
 // ---- WorkflowAdapter --------------------------------------------------------
