@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "parley/schemas/log_generated.h"
+#include "schemas/flex_keys.h"
 #include "schemas/record_builder.h"
 #include "schemas/record_checksum.h"
 
@@ -68,6 +69,7 @@ std::expected<RecordSequences, RecordFault> verify_record(
   flatbuffers::Verifier verifier(bytes_of(record), record.size());
   if (!VerifyRecordBuffer(verifier)) return std::unexpected(RecordFault{});
   const Record* root = GetRecord(record.data());
+  if (!flex_keys_terminated(*root)) return std::unexpected(RecordFault{});
   if (auto at = record_checksum_offset(record)) {
     const std::uint64_t stored = stored_checksum(record, *at);
     const std::uint64_t computed = record_checksum(record, *at);

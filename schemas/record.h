@@ -58,9 +58,10 @@ struct RecordFault {
 };
 
 // Runs the FlatBuffers Verifier over `record` (file identifier, every
-// table, nested FlexBuffers), then checks its checksum and its schema
-// version. Returns the stamped sequences. Never reads outside `record`;
-// `record` may start at any address.
+// table, nested FlexBuffers, and what flatbuffers 2.0.8 misses: that each
+// FlexBuffer key ends within its buffer, schemas/flex_keys.h), then checks
+// its checksum and its schema version. Returns the stamped sequences. Never
+// reads outside `record`; `record` may start at any address.
 //
 // The checksum is checked whenever the record has the field, whatever its
 // schema version says, so damage to the version itself is caught; a record

@@ -295,3 +295,30 @@ TEST_CASE("bytes without the file identifier fail verification") {
 
 }  // namespace
 }  // namespace parley
+
+namespace parley {
+namespace {
+
+// Found by fuzz_records: flatbuffers 2.0.8's FlexBuffers Verifier passes a
+// key with no terminating NUL in its buffer (VerifyKey stops at the first
+// non-zero byte), and reading event_data then ran past the record
+// (AddressSanitizer: heap-buffer-overflow in flex_to_json). verify_record
+// checks every key itself (schemas/flex_keys.h).
+TEST_CASE("a FlexBuffer key without its terminating NUL is refused") {
+  // A FlexBuffer whose root is the key "ab": key bytes, the root's offset
+  // back to them, its packed type (FBT_KEY, 8-bit) and byte width.
+  const std::uint8_t terminated[] = {'a', 'b', 0, 3, flexbuffers::FBT_KEY << 2,
+                                     1};
+  const std::uint8_t unterminated[] = {'a', 'b', 2, flexbuffers::FBT_KEY << 2,
+                                       1};
+  CHECK(schema::verify_record(
+            schema::build_envelope_record(minimal_fields(terminated)))
+            .has_value());
+  auto refused = schema::verify_record(
+      schema::build_envelope_record(minimal_fields(unterminated)));
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().kind == schema::RecordFault::Kind::kMalformed);
+}
+
+}  // namespace
+}  // namespace parley
