@@ -8,7 +8,7 @@
 //
 // Asserts: verification does not depend on the record's address; a record
 // refused is refused by check_record with kCorruption naming its log
-// sequence; a restamped record verifies; an accepted record passes
+// sequence; an accepted record passes
 // check_record at its stamped sequences, its dump JSON has its sequence and
 // kind and serializes to JSON text that parses; folding it never throws
 // (an undecodable payload is an error naming the log sequence).
@@ -51,11 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
       const schema::Record* root = schema::GetRecord(record.data());
       const schema::RecordSequences sequences{root->log_sequence(),
                                               root->channel_sequence()};
+      // It may still be refused: for a newer schema version, or when its
+      // fields overlap so that stamping one changes another.
       if (schema::stamp_sequences(buffer, sequences)) {
         stamped = schema::verify_record(record);
-        FUZZ_CHECK(stamped.has_value(),
-                   "a restamped record fails verification: " +
-                       stamped.error().describe(record.size()));
       }
     }
     if (!stamped) {
