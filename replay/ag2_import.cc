@@ -17,6 +17,7 @@
 #include "engine/hub/audit.h"
 #include "engine/json/records_json.h"
 #include "engine/records/log_records.h"
+#include "log/memory_log_store.h"
 #include "replay/ag2_files.h"
 #include "replay/ag2_tasks.h"
 #include "replay/folded_store.h"
@@ -413,6 +414,23 @@ Ag2Result<Ag2ImportReport> import_ag2(const fs::path& ag2_dir,
   Importer importer(ag2_dir, report);
   auto entries = importer.read();
   if (!entries) return std::unexpected(entries.error());
+  // Folded before anything is written, in a memory store holding the same
+  // records: a record the fold cannot read fails the import, nothing
+  // written.
+  auto scratch = log::make_memory_log_store();
+  if (!entries->empty()) {
+    std::vector<log::AppendEntry> copy = *entries;
+    if (auto staged = scratch->append(copy); !staged) {
+      return data_error("the import's records are refused: " +
+                        staged.error().message + "; nothing was imported");
+    }
+  }
+  // The lifecycle is folded from the log in Parley; say where it differs
+  // from what AG2's metadata.json recorded.
+  auto folded = FoldedStore::fold(*scratch);
+  if (!folded) {
+    return data_error(folded.error().message + "; nothing was imported");
+  }
   if (!entries->empty()) {
     auto appended = store.append(*entries);
     if (!appended) {
@@ -423,10 +441,6 @@ Ag2Result<Ag2ImportReport> import_ag2(const fs::path& ag2_dir,
           "the store refused the import: " + appended.error().message});
     }
   }
-  // The lifecycle is folded from the log in Parley; say where it differs
-  // from what AG2's metadata.json recorded.
-  auto folded = FoldedStore::fold(store);
-  if (!folded) return data_error(folded.error().message);
   for (const auto& entry : importer.ag2_metadata) {
     // Not structured bindings: the lambda below captures id, which clang
     // 14 cannot do for a binding.

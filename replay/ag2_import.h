@@ -10,11 +10,11 @@
 // channel is closed or expired, its closed / expired envelope with that
 // reason count as the hub's own.
 //
-// Everything is parsed before anything is written, and written as one
-// atomic batch: on any error nothing is written. A torn last line of a
-// wal.jsonl or audit.jsonl (no final newline, not valid JSON) is skipped
-// and reported as a warning naming the file and line; a bad line anywhere
-// else is a data error.
+// Everything is parsed, then folded in memory, before anything is written,
+// and written as one atomic batch: on any error nothing is written. A torn last
+// line of a wal.jsonl or audit.jsonl (no final newline, not valid JSON) is
+// skipped and reported as a warning naming the file and line; a bad line
+// anywhere else is a data error.
 #pragma once
 
 #include <cstddef>

@@ -166,6 +166,11 @@ Ag2Result<std::vector<TaskRecord>> read_ag2_tasks(const fs::path& root) {
     if (fs::exists(dir / "checkpoint.json")) {
       auto state = read_json(dir / "checkpoint.json");
       if (!state) return std::unexpected(state.error());
+      if (!state->is_object()) {
+        return data_error((dir / "checkpoint.json").string() +
+                          ": a checkpoint must be a JSON object; nothing was "
+                          "imported");
+      }
       auto flex = engine::to_flex(*state);
       if (!flex)
         return data_error((dir / "checkpoint.json").string() + ": " +

@@ -449,6 +449,26 @@ TEST_CASE("a task file that is not a TaskMetadata is a data error") {
   CHECK(store->last_sequence() == 0);
 }
 
+// Found by fuzz_ag2_import: a checkpoint.json holding a JSON scalar was
+// written into the store, then the import's own fold refused it
+// ("corruption: log record 1 holds an unreadable task") with the records
+// already there. Now the checkpoint is refused as it is read, and every
+// import is folded in memory before anything is written.
+TEST_CASE(
+    "a checkpoint that is not a JSON object is a data error, nothing written") {
+  testing::ScratchDir dir;
+  const fs::path ag2 = copy_smoke(dir.path() / "ag2");
+  fs::create_directories(ag2 / "tasks" / "t1");
+  std::ofstream(ag2 / "tasks" / "t1" / "checkpoint.json") << "4";
+  auto store = open_store(dir.path() / "store");
+  auto imported = replay::import_ag2(ag2, *store);
+  REQUIRE_FALSE(imported.has_value());
+  CHECK(imported.error().kind == replay::Ag2ErrorKind::kData);
+  CHECK(imported.error().message.find("t1/checkpoint.json: a checkpoint must "
+                                      "be a JSON object") != std::string::npos);
+  CHECK(store->last_sequence() == 0);
+}
+
 TEST_CASE("import refuses a store that already holds records") {
   testing::ScratchDir dir;
   auto store = open_store(dir.path());
