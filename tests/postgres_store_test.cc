@@ -327,9 +327,10 @@ TEST_CASE(
     CHECK(count == 1);
   }
   for (const Appender& appender : appenders) {
-    for (const auto& [sequence, text] : appender.acked) {
+    for (const auto& acked : appender.acked) {
+      const std::uint64_t sequence = acked.first;
       CAPTURE(sequence);
-      CHECK(found[sequence] == text);
+      CHECK(found[sequence] == acked.second);
     }
   }
   std::uint64_t indexed = 0;

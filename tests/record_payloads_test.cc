@@ -202,6 +202,23 @@ TEST_CASE("free-form JSON comes back as nlohmann writes it") {
   }
 }
 
+TEST_CASE("free-form JSON holding text that is not UTF-8 is refused") {
+  for (const char* bad : {"\xff", "a\xc3", "\xed\xa0\x80"}) {
+    flexbuffers::Builder as_value;
+    as_value.Map([&] { as_value.String("k", bad); });
+    as_value.Finish();
+    flexbuffers::Builder as_key;
+    as_key.Map([&] { as_key.Int(bad, 1); });
+    as_key.Finish();
+    for (const auto* builder : {&as_value, &as_key}) {
+      const auto& buffer = builder->GetBuffer();
+      CHECK_FALSE(engine::flex_to_json_text(
+                      flexbuffers::GetRoot(buffer.data(), buffer.size()))
+                      .has_value());
+    }
+  }
+}
+
 TEST_CASE("an undecodable payload names the object and the field") {
   const FlexBytes name_not_text = engine::to_flex(json{{"name", 5}}).value();
   auto passport = engine::decode_passport(name_not_text);

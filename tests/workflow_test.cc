@@ -83,6 +83,13 @@ json graph(std::string initial, json rules, json fallback,
           {"default_target", std::move(fallback)},
           {"max_turns", std::move(max_turns)}};
 }
+// A braced list of rules: always an array (a json initialized from a
+// braced list of one json is that json under clang).
+json graph(std::string initial, std::initializer_list<json> rules,
+           json fallback, json max_turns = nullptr) {
+  return graph(std::move(initial), json(std::vector<json>(rules)),
+               std::move(fallback), std::move(max_turns));
+}
 
 ChannelMetadata metadata_for(std::vector<std::string> ids, json knobs) {
   WorkflowAdapter adapter;

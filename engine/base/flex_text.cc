@@ -5,12 +5,16 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "engine/base/input_limits.h"
+
 namespace parley::engine {
 
 namespace {
 
-void append_string(std::string_view text, std::string& out) {
+// False, writing nothing, when `text` is not UTF-8.
+bool append_string(std::string_view text, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
+  if (!is_valid_utf8(text)) return false;
   out += '"';
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
@@ -47,6 +51,7 @@ void append_string(std::string_view text, std::string& out) {
     }
   }
   out += '"';
+  return true;
 }
 
 template <typename Integer>
@@ -114,18 +119,19 @@ void append_double(double value, std::string& out) {
 }
 
 template <typename Vector>
-void append_items(const Vector& vector, std::string& out) {
+bool append_items(const Vector& vector, std::string& out) {
   out += '[';
   for (std::size_t i = 0; i < vector.size(); ++i) {
     if (i > 0) out += ',';
-    append_json_text(vector[i], out);
+    if (!append_json_text(vector[i], out)) return false;
   }
   out += ']';
+  return true;
 }
 
 }  // namespace
 
-void append_json_text(flexbuffers::Reference value, std::string& out) {
+bool append_json_text(flexbuffers::Reference value, std::string& out) {
   if (value.IsNull()) {
     out += "null";
   } else if (value.IsBool()) {
@@ -138,9 +144,9 @@ void append_json_text(flexbuffers::Reference value, std::string& out) {
     append_double(value.AsDouble(), out);
   } else if (value.IsString()) {
     const auto text = value.AsString();
-    append_string({text.c_str(), text.size()}, out);
+    return append_string({text.c_str(), text.size()}, out);
   } else if (value.IsKey()) {
-    append_string(value.AsKey(), out);
+    return append_string(value.AsKey(), out);
   } else if (value.IsMap()) {
     const auto map = value.AsMap();
     const auto keys = map.Keys();
@@ -148,23 +154,24 @@ void append_json_text(flexbuffers::Reference value, std::string& out) {
     out += '{';
     for (std::size_t i = 0; i < map.size(); ++i) {
       if (i > 0) out += ',';
-      append_string(keys[i].AsKey(), out);
+      if (!append_string(keys[i].AsKey(), out)) return false;
       out += ':';
-      append_json_text(values[i], out);
+      if (!append_json_text(values[i], out)) return false;
     }
     out += '}';
   } else if (value.IsUntypedVector()) {
-    append_items(value.AsVector(), out);
+    return append_items(value.AsVector(), out);
   } else if (value.IsTypedVector() || value.IsFixedTypedVector()) {
-    append_items(value.AsTypedVector(), out);
+    return append_items(value.AsTypedVector(), out);
   } else {
     out += "null";  // blobs are never written by to_flex
   }
+  return true;
 }
 
-JsonText flex_to_json_text(flexbuffers::Reference value) {
+std::optional<JsonText> flex_to_json_text(flexbuffers::Reference value) {
   JsonText out;
-  append_json_text(value, out);
+  if (!append_json_text(value, out)) return std::nullopt;
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include <flatbuffers/flexbuffers.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,9 +20,13 @@
 namespace parley::engine {
 
 // Appends `value` (any FlexBuffer written by to_flex or add_json_text, and
-// verified) as JSON text.
-void append_json_text(flexbuffers::Reference value, std::string& out);
-JsonText flex_to_json_text(flexbuffers::Reference value);
+// verified) as JSON text. False when a string or key in it is not UTF-8:
+// the text is then not JSON (only a damaged record, or one written by
+// something else than Parley, holds such bytes), and the caller refuses it.
+[[nodiscard]] bool append_json_text(flexbuffers::Reference value,
+                                    std::string& out);
+// `value` as JSON text, or nothing when a string or key in it is not UTF-8.
+std::optional<JsonText> flex_to_json_text(flexbuffers::Reference value);
 
 // Adds `text` to `builder` under `key` (a map field; nullptr for a vector
 // element or the root). Precondition: `text` is valid JSON (JsonText is

@@ -27,7 +27,9 @@ void read_cost(PayloadReader& in, std::optional<JsonText>& cost) {
     text += '"';
     text += key;
     text += "\":";
-    append_json_text(map[key], text);
+    if (!append_json_text(map[key], text)) {
+      return in.wrong_type("cost", "JSON with UTF-8 text");
+    }
   }
   text += '}';
   cost = std::move(text);

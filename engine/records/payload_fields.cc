@@ -118,7 +118,7 @@ void PayloadReader::json(const char* key, JsonText& out) {
   const auto found = this->value(key, Presence::kOptional);
   if (!found) return;  // absent or null: the default
   out.clear();
-  append_json_text(*found, out);
+  if (!append_json_text(*found, out)) wrong_type(key, "JSON with UTF-8 text");
 }
 
 void PayloadReader::json(const char* key, std::optional<JsonText>& out) {
@@ -126,7 +126,9 @@ void PayloadReader::json(const char* key, std::optional<JsonText>& out) {
   const auto found = this->value(key, Presence::kOptional);
   if (!found) return;
   out.emplace();
-  append_json_text(*found, *out);
+  if (!append_json_text(*found, *out)) {
+    wrong_type(key, "JSON with UTF-8 text");
+  }
 }
 
 PayloadReader PayloadReader::object(const char* key, Presence presence) {

@@ -77,8 +77,11 @@ Result<void> apply_task_record(TaskTable& tasks, std::uint64_t log_sequence,
     if (!object.IsMap()) {
       return undecodable(log_sequence, "a checkpoint that is not an object");
     }
-    tasks.set_checkpoint(checkpointed->task_id()->str(),
-                         flex_to_json_text(object));
+    auto text = flex_to_json_text(object);
+    if (!text) {
+      return undecodable(log_sequence, "a checkpoint whose text is not UTF-8");
+    }
+    tasks.set_checkpoint(checkpointed->task_id()->str(), std::move(*text));
     return {};
   }
   if (const auto* claimed = root->body_as_CheckpointWritersClaimed()) {

@@ -33,7 +33,12 @@ constexpr double kThroughputFloor = 0.5;
 // Under AddressSanitizer (the `parley` the soak runs is built as it is)
 // freed memory waits in a quarantine of up to 256 MiB and the heap is
 // ASan's: memory is reported, not judged.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang's spelling
+#define PARLEY_SOAK_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(PARLEY_SOAK_UNDER_ASAN)
 constexpr bool kMemoryJudged = false;
 #else
 constexpr bool kMemoryJudged = true;
