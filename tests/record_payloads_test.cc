@@ -217,6 +217,15 @@ TEST_CASE("free-form JSON holding text that is not UTF-8 is refused") {
                       .has_value());
     }
   }
+  // A record holding such text is undecodable, naming the field.
+  json metadata = engine::to_json(full_metadata());
+  metadata["labels"] = {{"team", "\xff"}};
+  auto channel =
+      engine::decode_channel_metadata(engine::to_flex(metadata).value());
+  REQUIRE_FALSE(channel.has_value());
+  CHECK(channel.error().kind == engine::ErrorKind::kStorage);
+  CHECK(channel.error().message.ends_with(
+      "field 'labels' must be JSON with UTF-8 text"));
 }
 
 TEST_CASE("an undecodable payload names the object and the field") {
