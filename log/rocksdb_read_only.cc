@@ -180,9 +180,16 @@ Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
             " are lost (an incomplete MANIFEST or WAL tail: one of those "
             "files is damaged)"});
   }
+  // A view taken while a writer was opening the store may show the log's
+  // records without the meta family's table file yet. A writer holding the
+  // store has passed this check itself, so while one does it is transient.
   if (auto version = check_format_version(database, *last == 0,
                                           /*read_only=*/true);
       !version) {
+    if (version.error().code == ErrorCode::kCorruption &&
+        (store_is_locked(directory) || writer_came())) {
+      return Again();
+    }
     return std::unexpected(version.error());
   }
   return std::make_unique<RocksDbLogStore>(std::move(database), directory,

@@ -102,20 +102,23 @@ Result<void> Committer::Request::outcome() const {
 }
 
 void Committer::run(Request& request) {
+  const bool blocking = request.blocking;
   // Counted before closed_ is read, so close() either waits for the request
   // or the request sees the hub closed.
-  if (!request.blocking) ++in_flight_;
+  if (!blocking) ++in_flight_;
   if (closed_) {
     request.complete(
         std::unexpected(Error{ErrorKind::kStorage, "the hub is closed"}));
-    if (!request.blocking) {
+    if (!blocking) {
       delete &request;
       settled();
     }
     return;
   }
+  // Once queued, a non-blocking request may be drained, finished and freed
+  // by other threads at any moment: it is not read again here.
   queue_.push(&request);
-  if (request.blocking) {
+  if (blocking) {
     drain(Flush::kHere);
     request.done.wait();
     request.complete(request.outcome());
