@@ -76,9 +76,11 @@ T need(client::Result<T> result, std::string_view what) {
 }
 
 int run(const std::string& url, const std::string& question) {
-  client::IoThread io;
   std::unique_ptr<TempDir> dir;
   std::unique_ptr<engine::Hub> hub;
+  // Declared after the hub, so destroyed before it: the clients' closes,
+  // posted to it as they go, still reach a live hub.
+  client::IoThread io;
   auto connect = [&]() -> std::shared_ptr<client::HubClient> {
     if (hub) return client::HubClient::in_process(io.executor(), *hub);
     return need(
