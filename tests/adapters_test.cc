@@ -21,6 +21,7 @@
 #include "engine/adapters/workflow.h"
 #include "engine/base/event_types.h"
 #include "engine/base/flex_json.h"
+#include "tests/sanitizer_build.h"
 #include "tests/test_support.h"
 
 // Counts heap allocations so tests can check that folds do not allocate.
@@ -33,12 +34,7 @@ namespace {
 std::atomic<std::uint64_t> allocations{0};
 }  // namespace
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PARLEY_UNDER_TSAN 1
-#endif
-#endif
-#if !defined(__SANITIZE_THREAD__) && !defined(PARLEY_UNDER_TSAN)
+#if !defined(PARLEY_TEST_UNDER_TSAN)
 void* operator new(std::size_t size) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;

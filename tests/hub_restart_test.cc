@@ -27,6 +27,7 @@
 #include "engine/json/records_json.h"
 #include "log/rocksdb_log_store.h"
 #include "tests/hub_fixture.h"
+#include "tests/sanitizer_build.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -1214,12 +1215,7 @@ class History {
 // single-threaded folds and reopens 10-20 times slower (527 s for the
 // suite), two: the races it looks for are in the restarts, which every
 // history has.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PARLEY_UNDER_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__) || defined(PARLEY_UNDER_TSAN)
+#if defined(PARLEY_TEST_UNDER_TSAN)
 constexpr std::uint64_t kHistoriesPerKind = 2;
 #else
 constexpr std::uint64_t kHistoriesPerKind = 8;

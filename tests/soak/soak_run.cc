@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/client/blocking.h"
+#include "tests/sanitizer_build.h"
 #include "tests/soak/process_probe.h"
 #include "tests/soak/soak_server.h"
 #include "tests/soak/soak_workload.h"
@@ -33,12 +34,7 @@ constexpr double kThroughputFloor = 0.5;
 // Under AddressSanitizer (the `parley` the soak runs is built as it is)
 // freed memory waits in a quarantine of up to 256 MiB and the heap is
 // ASan's: memory is reported, not judged.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)  // clang's spelling
-#define PARLEY_SOAK_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(PARLEY_SOAK_UNDER_ASAN)
+#if defined(PARLEY_TEST_UNDER_ASAN)
 constexpr bool kMemoryJudged = false;
 #else
 constexpr bool kMemoryJudged = true;
