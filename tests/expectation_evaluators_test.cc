@@ -4,6 +4,9 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "engine/adapters/discussion.h"
 #include "engine/base/event_types.h"
@@ -61,16 +64,36 @@ ExpectationSpec spec(std::string name, double seconds) {
           .params = json{{"seconds", seconds}}.dump()};
 }
 
+// `wal` folded as the hub folds a channel's envelopes.
+engine::ChannelActivity activity_of(const std::vector<Envelope>& wal) {
+  engine::ChannelActivity activity;
+  std::uint64_t sequence = 0;
+  for (const Envelope& envelope : wal) {
+    std::vector<std::string_view> audience;
+    if (envelope.audience) {
+      audience.assign(envelope.audience->begin(), envelope.audience->end());
+    }
+    activity.fold(
+        envelope.sender_id, envelope.event_type, envelope.created_at,
+        envelope.audience
+            ? std::optional<std::span<const std::string_view>>(audience)
+            : std::nullopt,
+        ++sequence);
+  }
+  return activity;
+}
+
 std::optional<engine::Violation> evaluate(
     const std::shared_ptr<const engine::ExpectationEvaluator>& evaluator,
     const ChannelMetadata& metadata, const std::vector<Envelope>& wal,
     std::string_view now, double seconds,
     const engine::ChannelAdapter* adapter = nullptr,
     const engine::AdapterState* state = nullptr) {
+  const engine::ChannelActivity activity = activity_of(wal);
   const ExpectationContext context{.metadata = metadata,
+                                   .activity = activity,
                                    .adapter = adapter,
                                    .state = state,
-                                   .wal = wal,
                                    .now = at(now)};
   return evaluator->evaluate(context,
                              spec(std::string(evaluator->name()), seconds));
@@ -217,9 +240,9 @@ TEST_CASE("EXP-16 turn_within names the participant expected next") {
 TEST_CASE("turn_within anchors no earlier than a hide that moved the turn") {
   auto turn = engine::turn_within_evaluator();
   const auto metadata = channel(ChannelState::kActive);
-  const std::vector<Envelope> wal;
+  const engine::ChannelActivity nothing;
   const ExpectationContext context{.metadata = metadata,
-                                   .wal = wal,
+                                   .activity = nothing,
                                    .now = at("00:02:00"),
                                    .turn_moved_at = at("00:01:30")};
   CHECK_FALSE(turn->evaluate(context, spec("turn_within", 60)).has_value());
@@ -228,12 +251,12 @@ TEST_CASE("turn_within anchors no earlier than a hide that moved the turn") {
 
 TEST_CASE("evaluators fall back to AG2's default thresholds") {
   const auto pending = channel(ChannelState::kPending, {std::string(kBob)});
-  const std::vector<Envelope> wal;
+  const engine::ChannelActivity nothing;
   ExpectationSpec defaults{.name = "acks_within", .on_violation = "audit"};
   const ExpectationContext early{
-      .metadata = pending, .wal = wal, .now = at("00:00:29")};
+      .metadata = pending, .activity = nothing, .now = at("00:00:29")};
   const ExpectationContext due{
-      .metadata = pending, .wal = wal, .now = at("00:00:30")};
+      .metadata = pending, .activity = nothing, .now = at("00:00:30")};
   auto acks = engine::acks_within_evaluator();
   CHECK_FALSE(acks->evaluate(early, defaults).has_value());
   CHECK(acks->evaluate(due, defaults).has_value());

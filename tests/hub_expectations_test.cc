@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
 #include "engine/adapters/builtin_adapters.h"
@@ -293,6 +294,46 @@ TEST_CASE("EXP-12 a hub without evaluators or handlers ticks as a no-op") {
   advance(t, 100);
   CHECK(tick(t) == 0);
   CHECK(audits_of(t, "expectation_violated").empty());
+}
+
+// Fires once the channel's log holds `count` text envelopes, read through
+// the context's read_wal.
+class TextsLogged final : public engine::ExpectationEvaluator {
+ public:
+  explicit TextsLogged(std::size_t count) : count_(count) {}
+  std::string_view name() const override { return "texts_logged"; }
+  std::optional<engine::Violation> evaluate(
+      const engine::ExpectationContext& context,
+      const ExpectationSpec&) const override {
+    auto wal = context.read_wal();
+    if (!wal) throw std::runtime_error(wal.error().message);
+    const auto texts = of_type(*wal, engine::event_type::kText).size();
+    if (texts < count_) return std::nullopt;
+    return engine::Violation{{}, json{{"texts", texts}}.dump()};
+  }
+
+ private:
+  std::size_t count_;
+};
+
+TEST_CASE("a custom evaluator reads the channel's log through read_wal") {
+  TestHub t(
+      {conversation_with("counted", {expect("texts_logged", "audit", 0)})});
+  t.set_options([](engine::HubOptions& options) {
+    options.expectation_evaluators = {std::make_shared<TextsLogged>(2)};
+  });
+  t.restart();
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  auto channel = t.open(alice, "counted", {bob});
+  REQUIRE(channel.has_value());
+  REQUIRE(t.say(channel->channel_id, alice, "one").has_value());
+  CHECK(tick(t) == 0);
+  REQUIRE(t.say(channel->channel_id, bob, "two").has_value());
+  CHECK(tick(t) == 1);
+  auto violations = audits_of(t, "expectation_violated");
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0]["detail"] == json{{"texts", 2}});
 }
 
 TEST_CASE("EXP-13 auto_close in one channel does not starve others") {

@@ -82,7 +82,13 @@ void ChannelTable::apply_envelope(ChannelEntry& channel,
   if (channel.adapter) channel.adapter->fold(envelope.view, *channel.state);
   if (is_terminal(channel.metadata.state)) {
     channel.causation.clear();
-  } else if (envelope.causation_id && !envelope.view.envelope_id.empty()) {
+    channel.activity = ChannelActivity();
+    return;
+  }
+  channel.activity.fold(envelope.view.sender_id, envelope.view.event_type,
+                        envelope.created_at, envelope.audience,
+                        envelope.sequence);
+  if (envelope.causation_id && !envelope.view.envelope_id.empty()) {
     channel.causation.insert_or_assign(
         std::pair{std::string(envelope.view.sender_id),
                   std::string(*envelope.causation_id)},

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "engine/adapters/channel_adapter.h"
 #include "engine/base/envelope.h"
 #include "engine/channels/channel.h"
+#include "engine/channels/channel_activity.h"
 
 namespace parley::engine {
 
@@ -28,6 +30,8 @@ struct LoggedEnvelope {
   EnvelopeView view;
   std::string_view created_at;
   std::optional<std::string_view> causation_id;
+  // nullopt: everyone in the channel.
+  std::optional<std::span<const std::string_view>> audience;
   bool hub_authored = false;
   std::uint64_t sequence = 0;  // per-channel
   // `reason` of a hub-authored closed/expired envelope.
@@ -47,6 +51,8 @@ struct ChannelEntry {
   // the channel is terminal.
   std::map<std::pair<std::string, std::string>, std::uint64_t, std::less<>>
       causation;
+  // What the expectation sweep reads; empty once the channel is terminal.
+  ChannelActivity activity;
 };
 
 class ChannelTable {
@@ -57,8 +63,8 @@ class ChannelTable {
 
   // Folds one logged envelope into its channel: invitees' acks and rejects
   // while pending, the hub's own opened/closed/expired envelopes, the
-  // adapter state and the causation index. Envelopes that are not the
-  // hub's change no lifecycle state, whatever their event type.
+  // adapter state, the causation index and the activity. Envelopes that
+  // are not the hub's change no lifecycle state, whatever their event type.
   static void apply_envelope(ChannelEntry& channel,
                              const LoggedEnvelope& envelope);
 

@@ -1,10 +1,7 @@
 #include "engine/expectations/builtin_evaluators.h"
 
 #include <algorithm>
-#include <map>
 #include <nlohmann/json.hpp>
-
-#include "engine/base/event_types.h"
 
 namespace parley::engine {
 
@@ -29,15 +26,10 @@ std::optional<Timestamp> time_of(std::string_view iso) {
   return parse_timestamp(iso);
 }
 
-bool is_content(std::string_view type) {
-  return !type.starts_with("ag2.channel.") && !type.starts_with("ag2.task.") &&
-         type != event_type::kExpectationViolated;
-}
-
 // created_at of the channel's last content envelope, else of the channel.
 std::optional<Timestamp> silence_anchor(const ExpectationContext& context) {
-  for (auto it = context.wal.rbegin(); it != context.wal.rend(); ++it) {
-    if (is_content(it->event_type)) return time_of(it->created_at);
+  if (const auto& content = context.activity.last_content()) {
+    return time_of(content->created_at);
   }
   return time_of(context.metadata.created_at);
 }
@@ -45,12 +37,6 @@ std::optional<Timestamp> silence_anchor(const ExpectationContext& context) {
 std::string elapsed_detail(double elapsed, double threshold) {
   return json{{"elapsed_seconds", elapsed}, {"threshold_seconds", threshold}}
       .dump();
-}
-
-bool sees(const Envelope& envelope, std::string_view participant) {
-  return !envelope.audience ||
-         std::ranges::find(*envelope.audience, participant) !=
-             envelope.audience->end();
 }
 
 class AcksWithin final : public ExpectationEvaluator {
@@ -85,16 +71,8 @@ class ReplyWithin final : public ExpectationEvaluator {
                             json{{"threshold_seconds", threshold}}.dump()};
     for (const Participant& participant : context.metadata.participants) {
       const std::string& id = participant.agent_id;
-      const Envelope* latest_in = nullptr;
-      const Envelope* latest_out = nullptr;
-      for (const Envelope& envelope : context.wal) {
-        if (envelope.event_type != event_type::kText) continue;
-        if (envelope.sender_id == id) {
-          latest_out = &envelope;
-        } else if (sees(envelope, id)) {
-          latest_in = &envelope;
-        }
-      }
+      const ActivityMark* latest_in = context.activity.last_text_seen(id);
+      const ActivityMark* latest_out = context.activity.last_text_sent(id);
       if (!latest_in) continue;
       auto in_at = time_of(latest_in->created_at);
       if (!in_at) continue;

@@ -12,8 +12,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,8 +21,10 @@
 #include "engine/adapters/channel_adapter.h"
 #include "engine/base/clock.h"
 #include "engine/base/envelope.h"
+#include "engine/base/error.h"
 #include "engine/base/json_text.h"
 #include "engine/channels/channel.h"
+#include "engine/channels/channel_activity.h"
 
 namespace parley::engine {
 
@@ -30,9 +32,15 @@ namespace parley::engine {
 // call.
 struct ExpectationContext {
   const ChannelMetadata& metadata;
+  // The channel's history as the built-ins need it, kept up to date by the
+  // fold: evaluating it costs nothing however long the channel is.
+  const ChannelActivity& activity;
   const ChannelAdapter* adapter = nullptr;  // null while the channel is dormant
   const AdapterState* state = nullptr;      // null while the channel is dormant
-  std::span<const Envelope> wal;            // the whole channel, in order
+  // Reads the whole channel from the log, in order, on every call: for an
+  // evaluator that needs more than `activity`, at a cost that grows with
+  // the channel on every tick. Unset: the channel's log is not at hand.
+  std::function<Result<std::vector<Envelope>>()> read_wal;
   Timestamp now;
   // When a `hide` firing last moved the turn in this channel: turn_within
   // anchors no earlier than this.

@@ -101,29 +101,33 @@ Result<std::size_t> PeriodicWork::tick_expectations() {
 
 Result<std::size_t> PeriodicWork::tick_channel(std::string_view channel_id) {
   ChannelMetadata metadata;
+  ChannelActivity activity;
   std::shared_ptr<const ChannelAdapter> adapter;
   std::unique_ptr<AdapterState> state;
   std::optional<Timestamp> turn_moved_at;
   {
     log::ReaderLock lock(core_.state_mutex);
     const ChannelEntry* channel = core_.state.channels.find(channel_id);
-    if (!channel || is_terminal(channel->metadata.state)) return 0;
+    if (!channel || is_terminal(channel->metadata.state) ||
+        channel->metadata.manifest.expectations.empty()) {
+      return 0;
+    }
     metadata = channel->metadata;
+    activity = channel->activity;
     adapter = channel->adapter;
     if (channel->state) state = channel->state->clone();
     if (auto at = core_.state.expectations.turn_moved_at(channel_id)) {
       turn_moved_at = parse_timestamp(*at);
     }
   }
-  if (metadata.manifest.expectations.empty()) return 0;
-  auto wal = reads_.read_wal(channel_id);
-  if (!wal) return std::unexpected(wal.error());
-  const ExpectationContext context{.metadata = metadata,
-                                   .adapter = adapter.get(),
-                                   .state = state.get(),
-                                   .wal = *wal,
-                                   .now = core_.clock->now(),
-                                   .turn_moved_at = turn_moved_at};
+  const ExpectationContext context{
+      .metadata = metadata,
+      .activity = activity,
+      .adapter = adapter.get(),
+      .state = state.get(),
+      .read_wal = [this, channel_id] { return reads_.read_wal(channel_id); },
+      .now = core_.clock->now(),
+      .turn_moved_at = turn_moved_at};
   std::size_t fired = 0;
   const auto& expectations = metadata.manifest.expectations;
   for (std::size_t index = 0; index < expectations.size(); ++index) {

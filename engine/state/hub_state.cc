@@ -138,6 +138,11 @@ Result<void> HubState::apply(std::uint64_t log_sequence,
       if (envelope->causation_id()) {
         logged.causation_id = view(envelope->causation_id());
       }
+      if (const auto* audience = envelope->audience()) {
+        audience_.clear();
+        for (const auto* member : *audience) audience_.push_back(view(member));
+        logged.audience = audience_;
+      }
       if (type == event_type::kChannelClosed ||
           type == event_type::kChannelExpired) {
         logged.close_reason = reason_of(data);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/adapters/adapter_registry.h"
 #include "engine/base/error.h"
@@ -48,6 +49,9 @@ class HubState {
                                      std::span<const std::uint8_t> metadata);
 
   const AdapterRegistry& adapters_;
+  // The audience of the envelope being folded, reused so a fold does not
+  // allocate.
+  std::vector<std::string_view> audience_;
 };
 
 }  // namespace parley::engine
