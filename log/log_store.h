@@ -156,6 +156,10 @@ class LogStore {
   virtual Result<std::optional<std::uint64_t>> find_idempotency_key(
       std::string_view key) const = 0;
 
+  // Heap the store holds as caches bounded by its configuration (RocksDB:
+  // the block cache's usage): memory that is not growth.
+  virtual std::uint64_t cache_bytes() const { return 0; }
+
   // The highest acked log sequence (0 for an empty log).
   virtual std::uint64_t last_sequence() const = 0;
 

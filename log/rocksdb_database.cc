@@ -1,5 +1,6 @@
 #include "log/rocksdb_database.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
@@ -45,6 +46,9 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(
   // default, set here because rocksdb_table_check.h reads only those).
   rocksdb::BlockBasedTableOptions checked;
   checked.checksum = rocksdb::kXXH3;
+  // One block cache for every family, so what reads may keep is bounded
+  // by one figure (a table factory without a cache makes its own).
+  checked.block_cache = rocksdb::NewLRUCache(kBlockCacheBytes);
   rocksdb::ColumnFamilyOptions plain;
   plain.level_compaction_dynamic_level_bytes = true;
   plain.table_factory.reset(rocksdb::NewBlockBasedTableFactory(checked));

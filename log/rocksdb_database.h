@@ -21,8 +21,12 @@ namespace parley::log::rocksdb_backend {
 // Column family handles, in the order of families().
 enum Family { kDefault, kLog, kChannelIndex, kIdempotency, kMeta, kFamilies };
 
+// The block cache every family of one open database shares.
+inline constexpr std::size_t kBlockCacheBytes = 32 << 20;
+
 // Every column family of a Parley store with its options, by Family;
-// memtables of `write_buffer_size` bytes (0: RocksDB's default).
+// memtables of `write_buffer_size` bytes (0: RocksDB's default); one
+// block cache of kBlockCacheBytes, new for each call.
 std::vector<rocksdb::ColumnFamilyDescriptor> families(
     std::size_t write_buffer_size = 0);
 

@@ -322,6 +322,17 @@ Result<std::optional<std::uint64_t>> RocksDbLogStore::durable_find_key(
   return *sequence;
 }
 
+std::uint64_t RocksDbLogStore::cache_bytes() const {
+  ReaderLock reading(database_mutex_);
+  std::uint64_t usage = 0;
+  if (!database_.db ||
+      !database_.db->GetIntProperty(
+          database_[kLog], rocksdb::DB::Properties::kBlockCacheUsage, &usage)) {
+    return 0;
+  }
+  return usage;
+}
+
 Result<std::uint64_t> RocksDbLogStore::last_channel_sequence(
     std::string_view channel) const {
   ReaderLock reading(database_mutex_);

@@ -71,6 +71,7 @@ class RocksDbLogStore final : public LogStore {
   Result<std::optional<std::uint64_t>> find_idempotency_key(
       std::string_view key) const override;
   std::uint64_t last_sequence() const override { return last_sequence_; }
+  std::uint64_t cache_bytes() const override;
   Result<std::uint64_t> last_channel_sequence(
       std::string_view channel) const override;
   std::uint64_t wait_for_append(

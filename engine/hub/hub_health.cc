@@ -24,6 +24,7 @@ nlohmann::json to_json(const HubHealth& health) {
       {"channels_by_state", health.channels_by_state},
       {"pending_inbox", health.pending_inbox},
       {"log_sequence", health.log_sequence},
+      {"log_cache_bytes", health.log_cache_bytes},
       {"failure", health.failure ? json(*health.failure) : json(nullptr)},
       {"closed", health.closed},
   };
@@ -59,6 +60,7 @@ HubHealth Hub::health() const {
   health.audit_log_bytes = committer_->audit_bytes();
   health.closed = core_->closed;
   health.log_sequence = core_->closed ? 0 : core_->store->last_sequence();
+  health.log_cache_bytes = core_->closed ? 0 : core_->store->cache_bytes();
   return health;
 }
 

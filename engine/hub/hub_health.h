@@ -31,7 +31,8 @@ struct HubHealth {
   // (+1 per substantive delivery, -1 per substantive post of its own;
   // in memory, reset on restart).
   std::map<std::string, std::int64_t> pending_inbox;
-  std::uint64_t log_sequence = 0;  // the last durable log sequence
+  std::uint64_t log_sequence = 0;     // the last durable log sequence
+  std::uint64_t log_cache_bytes = 0;  // LogStore::cache_bytes()
   // Why the hub stopped accepting changes after a failed log write.
   std::optional<std::string> failure;
   bool closed = false;

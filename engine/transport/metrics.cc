@@ -103,6 +103,10 @@ std::string Metrics::render(const engine::HubHealth& health) const {
         health.pending_inbox_total);
   gauge("parley_hub_log_sequence", "The last durable log sequence.",
         static_cast<std::int64_t>(health.log_sequence));
+  gauge("parley_log_cache_bytes",
+        "Heap the log store holds as its bounded caches (RocksDB's block "
+        "cache), included in parley_heap_allocated_bytes.",
+        static_cast<std::int64_t>(health.log_cache_bytes));
   gauge("parley_hub_accepting_changes",
         "1 while the hub accepts changes, 0 after a failed write or close.",
         !health.failure && !health.closed ? 1 : 0);

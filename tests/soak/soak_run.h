@@ -12,11 +12,13 @@
 //   - `parley audit` finds the store clean;
 //   - throughput did not decay: the median rate of the last third of the
 //     steady samples is at least half that of the first third;
-//   - memory stayed flat: the server's heap (/metrics, at its lowest in
-//     the second half of a generation) in the last generation exceeds the
-//     first generation's by at most 8 MiB plus 4 KiB per channel created
-//     in between (a closed channel's state stays in the fold, as AG2 keeps
-//     it); the follower's resident memory by at most 16 MiB;
+//   - memory stayed flat: the server's heap without its log store's block
+//     cache (/metrics, at its lowest in the second half of a generation)
+//     in the last generation exceeds the first generation's by at most
+//     8 MiB plus 4 KiB per channel created in between (a closed channel's
+//     state stays in the fold, as AG2 keeps it); the follower's resident
+//     memory (it folds the same state) by at most 16 MiB plus 4 KiB per
+//     channel;
 //   - per-agent bookkeeping is bounded: the hub's registered agents are
 //     the workload's (throw-away agents gone).
 // The server runs with `memtable_bytes` RocksDB memtables, small enough
