@@ -17,8 +17,8 @@
 //     in the last generation exceeds the first generation's by at most
 //     8 MiB plus 4 KiB per channel created in between (a closed channel's
 //     state stays in the fold, as AG2 keeps it); the follower's resident
-//     memory (it folds the same state) by at most 16 MiB plus 4 KiB per
-//     channel;
+//     memory (it folds the same state) by at most 16 MiB plus its 32 MiB
+//     block cache plus 4 KiB per channel;
 //   - per-agent bookkeeping is bounded: the hub's registered agents are
 //     the workload's (throw-away agents gone).
 // The server runs with `memtable_bytes` RocksDB memtables, small enough
