@@ -818,5 +818,151 @@ TEST_CASE(
   CHECK(printed["last_speaker_id"] == "b\xef\xbf\xbd");
 }
 
+std::vector<std::string> tool_names(const ChannelAdapter& adapter,
+                                    const Channel& channel,
+                                    std::string_view participant) {
+  std::vector<std::string> names;
+  for (const ToolOffer& offer :
+       adapter.tools_for(channel.metadata, *channel.state, participant)) {
+    names.push_back(offer.name);
+  }
+  return names;
+}
+
+using Names = std::vector<std::string>;
+
+json packet_data(const std::optional<Envelope>& envelope) {
+  REQUIRE(envelope.has_value());
+  CHECK(envelope->event_type == ev::kPacket);
+  return flex_to_json(envelope->event_data);
+}
+
 }  // namespace
+
+// ---- client-side helpers ----------------------------------------------------
+
+TEST_CASE("consulting offers say to whoever's turn it is in the 1Q1R") {
+  const ConsultingAdapter consulting;
+  Channel channel(consulting, metadata_for(consulting, {"alice", "bob"}));
+  CHECK(tool_names(consulting, channel, "alice") == Names{"say"});
+  CHECK(tool_names(consulting, channel, "bob").empty());
+  accept(channel, text("alice", "q"));
+  CHECK(tool_names(consulting, channel, "alice").empty());
+  CHECK(tool_names(consulting, channel, "bob") == Names{"say"});
+  REQUIRE(channel.post(text("bob", "r")).has_value());
+  CHECK(tool_names(consulting, channel, "alice").empty());
+  CHECK(tool_names(consulting, channel, "bob").empty());
+}
+
+TEST_CASE("conversation offers say always, discussion to the next speaker") {
+  const ConversationAdapter conversation;
+  Channel talk(conversation, metadata_for(conversation, {"alice", "bob"}));
+  accept(talk, text("alice", "1"));
+  CHECK(tool_names(conversation, talk, "alice") == Names{"say"});
+  CHECK(tool_names(conversation, talk, "bob") == Names{"say"});
+
+  const DiscussionAdapter discussion;
+  Channel round(discussion,
+                metadata_for(discussion, {"alice", "bob", "carol"}));
+  CHECK(tool_names(discussion, round, "alice") == Names{"say"});
+  CHECK(tool_names(discussion, round, "bob").empty());
+  accept(round, text("alice", "1"));
+  CHECK(tool_names(discussion, round, "alice").empty());
+  CHECK(tool_names(discussion, round, "bob") == Names{"say"});
+
+  const ToolOffer say = say_tool();
+  CHECK(say.name == "say");
+  const json parameters = json::parse(say.parameters);
+  CHECK(parameters["required"] == json::array({"content"}));
+  CHECK(parameters["properties"].contains("audience"));
+  CHECK(parameters["properties"].contains("channel_id"));
+}
+
+TEST_CASE("the default round envelope is the reply's text, none when empty") {
+  const ConversationAdapter conversation;
+  Channel talk(conversation, metadata_for(conversation, {"alice", "bob"}));
+  auto out = conversation.build_round_envelope(
+      talk.metadata, "bob", {.body = "an answer", .tool_calls = {}},
+      *talk.state);
+  REQUIRE(out.has_value());
+  CHECK(out->event_type == ev::kText);
+  CHECK(out->sender_id == "bob");
+  CHECK(out->channel_id == "chan");
+  CHECK_FALSE(out->audience.has_value());
+  CHECK(flex_to_json(out->event_data) == json{{"text", "an answer"}});
+  CHECK_FALSE(conversation
+                  .build_round_envelope(talk.metadata, "bob",
+                                        {.body = "", .tool_calls = {}},
+                                        *talk.state)
+                  .has_value());
+  CHECK(conversation.extract_turn_input(view_of(text("alice", "x", "hey"))) ==
+        "hey");
+  CHECK_FALSE(conversation
+                  .extract_turn_input(view_of(
+                      envelope("alice", "myapp.note", json::object(), "n")))
+                  .has_value());
+}
+
+TEST_CASE("workflow rounds are packets routed by the turn's tool calls") {
+  const WorkflowAdapter workflow;
+  const json graph = {
+      {"initial_speaker", "alice"},
+      {"transitions",
+       {{{"when",
+          {{"name", "tool_called"}, {"args", {{"tool_name", "escalate"}}}}},
+         {"then", {{"name", "agent"}, {"args", {{"agent_id", "bob"}}}}}}}},
+      {"default_target", nullptr}};
+  Channel channel(workflow, metadata_for(workflow, {"alice", "bob"},
+                                         json{{"graph", graph}}.dump()));
+  const json no_context = {{"set", json::object()}, {"delete", json::array()}};
+  CHECK(workflow.tools_for(channel.metadata, *channel.state, "alice").empty());
+
+  // No routing tool: a text packet, or nothing when the body is empty too.
+  CHECK(packet_data(workflow.build_round_envelope(
+            channel.metadata, "alice",
+            {.body = "done", .tool_calls = {{.name = "lookup"}}},
+            *channel.state)) == json{{"routing", {{"kind", "text"}}},
+                                     {"context_updates", no_context},
+                                     {"body", "done"}});
+  CHECK_FALSE(workflow
+                  .build_round_envelope(channel.metadata, "alice",
+                                        {.body = "", .tool_calls = {}},
+                                        *channel.state)
+                  .has_value());
+  // A tool a tool_called rule names: a handoff without a target.
+  CHECK(packet_data(workflow.build_round_envelope(
+            channel.metadata, "alice",
+            {.body = "",
+             .tool_calls = {{.name = "lookup"},
+                            {.name = "escalate",
+                             .arguments = R"({"reason":"too hard"})"}}},
+            *channel.state))["routing"] == json{{"kind", "handoff"},
+                                                {"tool", "escalate"},
+                                                {"reason", "too hard"}});
+  // The first Finish or Handoff outcome wins, in emission order.
+  CHECK(packet_data(workflow.build_round_envelope(
+            channel.metadata, "alice",
+            {.body = "bye",
+             .tool_calls = {{.name = "wrap_up",
+                             .finish = Finish{.reason = "finished",
+                                              .summary = "all done"}},
+                            {.name = "pass",
+                             .handoff =
+                                 Handoff{.target = "bob", .reason = "yours"}}}},
+            *channel.state))["routing"] == json{{"kind", "finish"},
+                                                {"tool", "wrap_up"},
+                                                {"reason", "finished"},
+                                                {"summary", "all done"}});
+  CHECK(packet_data(workflow.build_round_envelope(
+            channel.metadata, "alice",
+            {.body = "",
+             .tool_calls = {{.name = "pass",
+                             .handoff =
+                                 Handoff{.target = "bob", .reason = "yours"}}}},
+            *channel.state))["routing"] == json{{"kind", "handoff"},
+                                                {"tool", "pass"},
+                                                {"reason", "yours"},
+                                                {"target", "bob"}});
+}
+
 }  // namespace parley::engine

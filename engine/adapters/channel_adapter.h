@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "engine/adapters/round.h"
 #include "engine/base/envelope.h"
 #include "engine/base/error.h"
 #include "engine/channels/channel.h"
@@ -93,7 +95,37 @@ class ChannelAdapter {
   // (engine/views/view_policy.h). The default: the full transcript.
   virtual ViewPolicy default_view_policy(const ChannelMetadata& metadata,
                                          std::string_view participant_id) const;
+
+  // --- Client-side helpers -------------------------------------------------
+  // Called by an agent's handler (engine/client/), never by the hub. Pure.
+
+  // The prompt for the next speaker when the view renders nothing for
+  // `envelope`, or nullopt. The default: the render_envelope default rule.
+  virtual std::optional<std::string> extract_turn_input(
+      const EnvelopeView& envelope) const;
+
+  // The tools `participant_id`'s model is offered for one turn, given the
+  // channel's folded `state`. The default: none.
+  virtual std::vector<ToolOffer> tools_for(
+      const ChannelMetadata& metadata, const AdapterState& state,
+      std::string_view participant_id) const;
+
+  // The envelope `sender_id` posts at the end of its turn (the caller sets
+  // causation_id), or nullopt for a silent round. The default: an
+  // `ag2.msg.text` of reply.body, audience null; nullopt when the body is
+  // empty.
+  virtual std::optional<Envelope> build_round_envelope(
+      const ChannelMetadata& metadata, std::string_view sender_id,
+      const RoundReply& reply, const AdapterState& state) const;
 };
+
+// An unposted `ag2.msg.text` with event_data {"text": text} (AG2's
+// build_text_envelope); the hub stamps envelope_id and created_at.
+// `audience` nullopt broadcasts.
+Envelope build_text_envelope(
+    std::string channel_id, std::string sender_id, std::string_view text,
+    std::optional<std::vector<std::string>> audience = std::nullopt,
+    std::optional<std::string> causation_id = std::nullopt);
 
 // The default rule of ChannelAdapter::render_envelope, without copying:
 // event_data.text of an `ag2.msg.text` when it is a string, else nullopt.

@@ -139,4 +139,16 @@ std::optional<ExpectedTurn> ConsultingAdapter::expected_next(
                       .triggering_envelope_id = consulting.last_envelope_id};
 }
 
+std::vector<ToolOffer> ConsultingAdapter::tools_for(
+    const ChannelMetadata& metadata, const AdapterState& state,
+    std::string_view participant_id) const {
+  const auto& consulting = as_consulting(state);
+  const bool turn =
+      participant_id == metadata.creator_id
+          ? !consulting.initiator_sent
+          : consulting.initiator_sent && !consulting.respondent_replied;
+  if (!turn) return {};
+  return {say_tool()};
+}
+
 }  // namespace parley::engine

@@ -41,6 +41,12 @@ class ConsultingAdapter final : public ChannelAdapter {
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;
 
+  // [say] to the creator until it has sent, and to the respondent after
+  // the prompt and before the reply; [] otherwise.
+  std::vector<ToolOffer> tools_for(
+      const ChannelMetadata& metadata, const AdapterState& state,
+      std::string_view participant_id) const override;
+
  private:
   ChannelManifest manifest_;
 };

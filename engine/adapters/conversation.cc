@@ -92,4 +92,10 @@ ViewPolicy ConversationAdapter::default_view_policy(const ChannelMetadata&,
   return *ViewPolicy::windowed_summary(10);
 }
 
+std::vector<ToolOffer> ConversationAdapter::tools_for(const ChannelMetadata&,
+                                                      const AdapterState&,
+                                                      std::string_view) const {
+  return {say_tool()};
+}
+
 }  // namespace parley::engine

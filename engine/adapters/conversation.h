@@ -46,6 +46,11 @@ class ConversationAdapter final : public ChannelAdapter {
       const ChannelMetadata& metadata,
       std::string_view participant_id) const override;
 
+  // [say] to every participant, always.
+  std::vector<ToolOffer> tools_for(
+      const ChannelMetadata& metadata, const AdapterState& state,
+      std::string_view participant_id) const override;
+
  private:
   ChannelManifest manifest_;
 };

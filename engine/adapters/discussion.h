@@ -69,6 +69,11 @@ class DiscussionAdapter final : public ChannelAdapter {
       const ChannelMetadata& metadata,
       std::string_view participant_id) const override;
 
+  // [say] to the expected next speaker only.
+  std::vector<ToolOffer> tools_for(
+      const ChannelMetadata& metadata, const AdapterState& state,
+      std::string_view participant_id) const override;
+
  private:
   ChannelManifest manifest_;
 };

@@ -6,6 +6,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
 #include "engine/adapters/discussion.h"
 #include "engine/adapters/flex_fields.h"
@@ -470,6 +471,81 @@ ViewPolicy WorkflowAdapter::default_view_policy(const ChannelMetadata& metadata,
       static_cast<std::int64_t>(metadata.participants.size());
   return *ViewPolicy::named_windowed_summary(
       std::max<std::int64_t>(2 * participants, 4));
+}
+
+namespace {
+
+// Whether some `tool_called` condition of `graph` names `tool`.
+bool graph_routes_tool(const TransitionGraph& graph, std::string_view tool) {
+  const auto transitions = graph.data().find("transitions");
+  if (transitions == graph.data().end() || !transitions->is_array()) {
+    return false;
+  }
+  for (const json& transition : *transitions) {
+    const json& when = transition.value("when", json());
+    if (!when.is_object() || when.value("name", json()) != "tool_called") {
+      continue;
+    }
+    const json& args = when.value("args", json());
+    if (args.is_object() && args.value("tool_name", json()) == tool) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The call's JSON "reason" argument when it is a string, else "".
+std::string reason_argument(const ToolCallOutcome& call) {
+  const json arguments = json::parse(call.arguments, nullptr, false);
+  if (!arguments.is_object()) return "";
+  const auto reason = arguments.find("reason");
+  if (reason == arguments.end() || !reason->is_string()) return "";
+  return reason->get<std::string>();
+}
+
+}  // namespace
+
+std::optional<Envelope> WorkflowAdapter::build_round_envelope(
+    const ChannelMetadata& metadata, std::string_view sender_id,
+    const RoundReply& reply, const AdapterState& state) const {
+  const auto& workflow = static_cast<const WorkflowState&>(state);
+  json routing = {{"kind", "text"}};
+  for (const ToolCallOutcome& call : reply.tool_calls) {
+    if (call.finish) {
+      routing = {{"kind", "finish"},
+                 {"tool", call.name},
+                 {"reason", call.finish->reason},
+                 {"summary", call.finish->summary}};
+      break;
+    }
+    if (call.handoff) {
+      routing = {{"kind", "handoff"},
+                 {"tool", call.name},
+                 {"reason", call.handoff->reason},
+                 {"target", call.handoff->target}};
+      break;
+    }
+    if (workflow.graph && graph_routes_tool(*workflow.graph, call.name)) {
+      routing = {{"kind", "handoff"},
+                 {"tool", call.name},
+                 {"reason", reason_argument(call)}};
+      break;
+    }
+  }
+  if (routing["kind"] == "text" && reply.body.empty()) return std::nullopt;
+  const json data = {
+      {"routing", std::move(routing)},
+      {"context_updates", {{"set", json::object()}, {"delete", json::array()}}},
+      {"body", reply.body}};
+  auto flex = to_flex(data);
+  // Strings, objects and empty containers always encode; a failure is a bug.
+  if (!flex) throw std::logic_error("to_flex: " + flex.error().message);
+  Envelope envelope;
+  envelope.channel_id = metadata.channel_id;
+  envelope.sender_id = std::string(sender_id);
+  envelope.event_type = std::string(event_type::kPacket);
+  envelope.event_data = std::move(*flex);
+  return envelope;
 }
 
 }  // namespace parley::engine

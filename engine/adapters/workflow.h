@@ -80,6 +80,19 @@ class WorkflowAdapter final : public ChannelAdapter {
       const ChannelMetadata& metadata,
       std::string_view participant_id) const override;
 
+  // No tools (tools_for keeps the default []): routing is the agent's own
+  // tools. The round envelope is an `ag2.packet`: the first tool call (in
+  // emission order) whose outcome is a Finish gives routing {"kind":
+  // "finish", "tool", "reason", "summary"}, a Handoff {"kind": "handoff",
+  // "tool", "reason", "target"}, or whose name some `tool_called` condition
+  // of the graph names {"kind": "handoff", "tool", "reason": its "reason"
+  // argument or ""}; otherwise {"kind": "text"}, and nothing is posted
+  // when the body is empty too. context_updates is always {"set": {},
+  // "delete": []}.
+  std::optional<Envelope> build_round_envelope(
+      const ChannelMetadata& metadata, std::string_view sender_id,
+      const RoundReply& reply, const AdapterState& state) const override;
+
  private:
   Result<std::shared_ptr<const TransitionGraph>> load_graph(
       const nlohmann::json& knobs) const;

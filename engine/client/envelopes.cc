@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "engine/adapters/channel_adapter.h"
 #include "engine/base/flex_json.h"
 
 namespace parley::client {
@@ -23,14 +24,9 @@ Envelope text_envelope(std::string channel_id, std::string sender_id,
                        std::string_view text,
                        std::optional<std::vector<std::string>> audience,
                        std::optional<std::string> causation_id) {
-  Envelope envelope;
-  envelope.channel_id = std::move(channel_id);
-  envelope.sender_id = std::move(sender_id);
-  envelope.audience = std::move(audience);
-  envelope.event_type = std::string(event_type::kText);
-  envelope.event_data = flex_of({{"text", text}});
-  envelope.causation_id = std::move(causation_id);
-  return envelope;
+  return engine::build_text_envelope(
+      std::move(channel_id), std::move(sender_id), text, std::move(audience),
+      std::move(causation_id));
 }
 
 Result<Envelope> make_envelope(
