@@ -274,6 +274,59 @@ void HubClient::can_send(std::string channel_id, std::string sender_id,
                      }));
 }
 
+void HubClient::find_envelope_by_causation(
+    std::string channel_id, std::string sender_id, std::string causation_id,
+    Handler<std::optional<Envelope>> done) {
+  start(impl_, "find_envelope_by_causation",
+        {{"channel_id", std::move(channel_id)},
+         {"sender_id", std::move(sender_id)},
+         {"causation_id", std::move(causation_id)}},
+        parsed<std::optional<Envelope>>(
+            std::move(done),
+            [](const json& value) -> engine::Result<std::optional<Envelope>> {
+              if (value.is_null()) return std::optional<Envelope>();
+              auto envelope = engine::envelope_from_json(value);
+              if (!envelope) return std::unexpected(envelope.error());
+              return std::optional<Envelope>(std::move(*envelope));
+            }));
+}
+
+void HubClient::names_for(std::vector<std::string> agent_ids,
+                          Handler<std::map<std::string, std::string>> done) {
+  start(impl_, "names_for", {{"agent_ids", std::move(agent_ids)}},
+        parsed<std::map<std::string, std::string>>(
+            std::move(done),
+            [](const json& value)
+                -> engine::Result<std::map<std::string, std::string>> {
+              if (!value.is_object()) {
+                return engine::invalid("names_for answered a non-object");
+              }
+              std::map<std::string, std::string> names;
+              for (const auto& [id, name] : value.items()) {
+                if (!name.is_string()) {
+                  return engine::invalid("names_for answered a non-string");
+                }
+                names.emplace(id, name.get<std::string>());
+              }
+              return names;
+            }));
+}
+
+void HubClient::report_turn_failure(std::string channel_id,
+                                    std::string agent_id,
+                                    std::string envelope_id, std::string error,
+                                    Handler<void> done) {
+  start(impl_, "report_turn_failure",
+        {{"channel_id", std::move(channel_id)},
+         {"agent_id", std::move(agent_id)},
+         {"envelope_id", std::move(envelope_id)},
+         {"error", std::move(error)}},
+        [done = std::move(done)](Result<json> result) {
+          if (!result) return done(std::unexpected(std::move(result.error())));
+          done({});
+        });
+}
+
 void HubClient::disconnect() {
   net::dispatch(impl_->strand(), [impl = impl_] { impl->disconnect(); });
 }

@@ -43,6 +43,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -159,6 +160,18 @@ class HubClient {
   void read_wal(std::string channel_id, Handler<std::vector<Envelope>> done);
   void can_send(std::string channel_id, std::string sender_id,
                 Handler<bool> done);
+  // The envelope `sender_id` posted in the channel with `causation_id`, or
+  // nullopt (how a handler tells it already answered an envelope).
+  void find_envelope_by_causation(std::string channel_id, std::string sender_id,
+                                  std::string causation_id,
+                                  Handler<std::optional<Envelope>> done);
+  // Agent id -> registered name; unknown ids map to themselves.
+  void names_for(std::vector<std::string> agent_ids,
+                 Handler<std::map<std::string, std::string>> done);
+  // Tells the hub `agent_id`'s turn on `envelope_id` failed with `error`.
+  void report_turn_failure(std::string channel_id, std::string agent_id,
+                           std::string envelope_id, std::string error,
+                           Handler<void> done);
 
   // --- The connection -------------------------------------------------------
   // Drops the link (the hub unbinds every agent; their envelopes wait in the

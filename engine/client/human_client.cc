@@ -230,63 +230,15 @@ const Passport& HumanClient::passport() const { return state_->passport; }
 const std::string& HumanClient::agent_id() const { return state_->agent_id; }
 HubClient& HumanClient::hub_client() const { return *state_->hub; }
 
-namespace {
-
-// A HumanClient::open in progress: targets resolved so far.
-struct Opening {
-  OpenRequest request;
-  std::vector<std::string> ids;
-  Handler<ChannelMetadata> done;
-};
-
-// Resolves the next target (name or id) to its id, in order; once all are,
-// creates the channel. On the strand.
-void continue_opening(std::shared_ptr<HumanClient::State> state,
-                      std::shared_ptr<Opening> opening);
-
-}  // namespace
-
 void HumanClient::open(OpenRequest request, Handler<ChannelMetadata> done) {
-  net::post(
-      state_->hub->executor(), [state = state_, request = std::move(request),
-                                done = std::move(done)]() mutable {
-        if (refuse_if_disconnected(*state, done)) return;
-        continue_opening(state, std::make_shared<Opening>(Opening{
-                                    std::move(request), {}, std::move(done)}));
-      });
+  net::post(state_->hub->executor(),
+            [state = state_, request = std::move(request),
+             done = std::move(done)]() mutable {
+              if (refuse_if_disconnected(*state, done)) return;
+              open_channel(state->hub, state->agent_id, std::move(request),
+                           std::move(done));
+            });
 }
-
-namespace {
-
-void continue_opening(std::shared_ptr<HumanClient::State> state,
-                      std::shared_ptr<Opening> opening) {
-  if (opening->ids.size() < opening->request.targets.size()) {
-    const std::string target = opening->request.targets[opening->ids.size()];
-    state->hub->get_agent(target, [weak = std::weak_ptr(state),
-                                   opening](Result<Passport> passport) {
-      auto state = weak.lock();
-      if (!state) {
-        return opening->done(
-            client_error(code::kClosed, "HumanClient is gone"));
-      }
-      if (!passport) return opening->done(std::unexpected(passport.error()));
-      opening->ids.push_back(passport->agent_id.value_or(""));
-      continue_opening(state, opening);
-    });
-    return;
-  }
-  CreateChannelRequest create;
-  create.creator_id = state->agent_id;
-  create.manifest_type = opening->request.type;
-  create.participants = std::move(opening->ids);
-  create.ttl = opening->request.ttl;
-  create.knobs = opening->request.knobs_json;
-  create.intent = opening->request.intent;
-  create.labels = opening->request.labels_json;
-  state->hub->create_channel(std::move(create), std::move(opening->done));
-}
-
-}  // namespace
 
 void HumanClient::send(std::string channel_id, std::string text,
                        Handler<std::string> done,

@@ -30,22 +30,12 @@
 #include <vector>
 
 #include "engine/client/hub_client.h"
+#include "engine/client/open_channel.h"
 
 namespace parley::client {
 
 struct HumanOptions {
   bool auto_ack_invites = true;
-};
-
-// AG2's HumanClient.open: a channel of `type` from the human to `targets`
-// (names or agent ids).
-struct OpenRequest {
-  std::string type;
-  std::vector<std::string> targets;
-  std::optional<engine::DurationSpec> ttl;
-  std::optional<std::string> knobs_json;  // a JSON object
-  std::optional<std::string> intent;
-  std::optional<std::string> labels_json;  // a JSON object of strings
 };
 
 class HumanClient {

@@ -4,9 +4,10 @@
 //
 // With --url the two clients connect to `parley serve` (or AG2's hub) over
 // WebSocket; without it they share an in-process hub on a temporary store.
-// The human opens a consulting channel to the agent (whose handler acks the
-// invite, as AG2's default handler does), asks, and waits for the reply
-// and the hub's close. Prints what they exchanged; exits 0 when the channel
+// The agent is an AgentClient with a ScriptedModel: its default handler
+// acks the invite, runs the model on the question and posts the reply. The
+// human opens a consulting channel to it, asks, and waits for the reply and
+// the hub's close. Prints what they exchanged; exits 0 when the channel
 // closed with consulting_complete, 1 otherwise.
 #include <unistd.h>
 
@@ -15,9 +16,11 @@
 #include <filesystem>
 #include <iostream>
 
+#include "engine/client/agent_client.h"
 #include "engine/client/blocking.h"
 #include "engine/client/envelopes.h"
 #include "engine/client/human_client.h"
+#include "engine/client/scripted_model.h"
 #include "engine/hub/hub.h"
 #include "log/rocksdb_log_store.h"
 
@@ -42,29 +45,6 @@ struct TempDir {
     std::filesystem::remove_all(path, ignored);
   }
 };
-
-// The scripted agent: acks invites, answers every text it is sent, and
-// finishes each envelope once its own post is answered.
-client::EnvelopeHandler scripted_answerer(
-    std::weak_ptr<client::HubClient> hub,
-    std::shared_ptr<const std::string> self_id, std::string reply) {
-  return [=](const Envelope& envelope, client::Finished finished) {
-    auto client = hub.lock();
-    if (!client || envelope.sender_id == *self_id) return finished(true, "");
-    std::optional<Envelope> out;
-    if (envelope.event_type == client::event_type::kChannelInvite) {
-      out = client::invite_ack(envelope, *self_id);
-    } else if (envelope.event_type == client::event_type::kText) {
-      out = client::text_envelope(envelope.channel_id, *self_id, reply,
-                                  std::nullopt, envelope.envelope_id);
-    }
-    if (!out) return finished(true, "");
-    client->post_envelope(
-        std::move(*out), [finished](client::Result<std::string> posted) {
-          finished(posted.has_value(), posted ? "" : posted.error().message);
-        });
-  };
-}
 
 template <typename T>
 T need(client::Result<T> result, std::string_view what) {
@@ -101,21 +81,18 @@ int run(const std::string& url, const std::string& question) {
   }
   const std::string suffix = std::to_string(getpid());
 
-  // The agent, on its own connection.
-  auto agent_hub = connect();
-  auto agent_id = std::make_shared<std::string>();
+  // The agent, on its own connection, with a model that has one answer.
   client::Registration agent;
   agent.passport.name = "answerer-" + suffix;
-  const auto agent_passport =
-      need(client::wait<client::Passport>([&](auto done) {
-             agent_hub->register_agent(
-                 agent,
-                 scripted_answerer(agent_hub, agent_id,
-                                   "Ship it on Thursday; the tests are green."),
-                 done);
-           }),
-           "register the agent");
-  *agent_id = *agent_passport.agent_id;  // before anyone can invite it
+  auto model =
+      std::make_shared<client::ScriptedModel>(client::ScriptedModel::texts(
+          {"Ship it on Thursday; the tests are green."}));
+  const auto answerer = need(
+      client::wait<std::shared_ptr<client::AgentClient>>([&](auto done) {
+        client::AgentClient::register_agent(connect(), agent, model, {}, done);
+      }),
+      "register the agent");
+  const client::Passport& agent_passport = answerer->passport();
 
   // The human, on another connection.
   client::Registration person;
