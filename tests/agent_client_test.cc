@@ -279,8 +279,8 @@ TEST_SUITE("client") {
     CHECK(outcome->error().message ==
           "channel '" + channel.channel_id + "' is closed");
     // The say was the reply: it completed the channel.
-    CHECK(seen->texts() == std::vector<std::string>{"via say"});
     REQUIRE(seen->wait_for_type(event_type::kChannelClosed));
+    CHECK(seen->texts() == std::vector<std::string>{"via say"});
     // The model saw say's result before answering.
     const auto requests = model->requests();
     REQUIRE(requests.size() == 2);
