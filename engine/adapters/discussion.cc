@@ -187,11 +187,4 @@ ViewPolicy DiscussionAdapter::default_view_policy(
       std::max<std::int64_t>(2 * participants, 4));
 }
 
-std::vector<ToolOffer> DiscussionAdapter::tools_for(
-    const ChannelMetadata&, const AdapterState& state,
-    std::string_view participant_id) const {
-  if (as_discussion(state).expected_next_speaker != participant_id) return {};
-  return {say_tool()};
-}
-
 }  // namespace parley::engine

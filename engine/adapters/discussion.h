@@ -69,11 +69,6 @@ class DiscussionAdapter final : public ChannelAdapter {
       const ChannelMetadata& metadata,
       std::string_view participant_id) const override;
 
-  // [say] to the expected next speaker only.
-  std::vector<ToolOffer> tools_for(
-      const ChannelMetadata& metadata, const AdapterState& state,
-      std::string_view participant_id) const override;
-
  private:
   ChannelManifest manifest_;
 };
