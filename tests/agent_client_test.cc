@@ -230,8 +230,9 @@ TEST_SUITE("client") {
               {Role::kAssistant, "hello ada"},
               {Role::kUser, "how are you?"}});
 
+    HumanClient& closer = *ada;  // a lambda may not capture a binding
     auto closed = wait<client::ChannelMetadata>(
-        [&](auto done) { ada->close_channel(channel.channel_id, done); });
+        [&](auto done) { closer.close_channel(channel.channel_id, done); });
     REQUIRE_MESSAGE(closed.has_value(), closed.error().message);
     CHECK(closed->state == engine::ChannelState::kClosed);
     check_same_fold(net.hub(), channel.channel_id);
