@@ -77,17 +77,23 @@ std::string chat_completions_body(const ModelRequest& request,
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::optional<std::string> api_error_message(std::string_view body) {
+  const json response = json::parse(body, nullptr, false);
+  if (!response.is_object()) return std::nullopt;
+  const auto error = response.find("error");
+  if (error == response.end() || !error->is_object()) return std::nullopt;
+  const auto message = error->find("message");
+  return message != error->end() && message->is_string()
+             ? message->get<std::string>()
+             : error->dump();
+}
+
 Result<ModelReply> parse_chat_completion(std::string_view body) {
+  if (auto message = api_error_message(body)) {
+    return client_error(code::kError, std::move(*message));
+  }
   const json response = json::parse(body, nullptr, false);
   if (!response.is_object()) return unreadable("not a JSON object");
-  if (auto error = response.find("error");
-      error != response.end() && error->is_object()) {
-    const auto message = error->find("message");
-    return client_error(code::kError,
-                        message != error->end() && message->is_string()
-                            ? message->get<std::string>()
-                            : error->dump());
-  }
   const auto choices = response.find("choices");
   if (choices == response.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object()) {

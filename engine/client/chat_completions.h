@@ -44,6 +44,9 @@ struct ChatCompletionsOptions {
 std::string chat_completions_body(const ModelRequest& request,
                                   const ChatCompletionsOptions& options);
 
+// The message of an {"error": {"message": ...}} body, if it is one.
+std::optional<std::string> api_error_message(std::string_view body);
+
 // The reply in a response body; kInvalid naming what the body lacks.
 Result<ModelReply> parse_chat_completion(std::string_view body);
 

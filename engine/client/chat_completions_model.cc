@@ -1,7 +1,5 @@
 #include "engine/client/chat_completions_model.h"
 
-#include <nlohmann/json.hpp>
-
 namespace parley::client {
 
 namespace {
@@ -10,15 +8,8 @@ namespace {
 constexpr std::size_t kBodyShown = 200;
 
 Error status_error(const HttpResponse& response) {
-  std::string detail;
-  const auto body = nlohmann::json::parse(response.body, nullptr, false);
-  if (body.is_object() && body.contains("error") && body["error"].is_object() &&
-      body["error"].contains("message") &&
-      body["error"]["message"].is_string()) {
-    detail = body["error"]["message"].get<std::string>();
-  } else {
-    detail = response.body.substr(0, kBodyShown);
-  }
+  const std::string detail = api_error_message(response.body)
+                                 .value_or(response.body.substr(0, kBodyShown));
   return Error{std::string(code::kError), "chat completion HTTP " +
                                               std::to_string(response.status) +
                                               ": " + detail};
