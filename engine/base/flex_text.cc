@@ -88,7 +88,13 @@ void append_double(double value, std::string& out) {
   for (; c != end && *c != 'e'; ++c) {
     if (*c != '.') digits += *c;
   }
-  const int exponent = std::atoi(c + 1);
+  // to_chars writes no terminator: the exponent is read within [c, end).
+  int exponent = 0;
+  if (c != end) {
+    const char* from = c + 1;
+    if (from != end && *from == '+') ++from;
+    std::from_chars(from, end, exponent);
+  }
   const int k = static_cast<int>(digits.size());
   const int n = exponent + 1;
   if (k <= n && n <= 15) {
