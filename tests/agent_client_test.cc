@@ -16,7 +16,7 @@
 #include "engine/client/hooks.h"
 #include "engine/client/scripted_model.h"
 #include "log/rocksdb_log_store.h"
-#include "tests/client_networks.h"
+#include "tests/client_agents.h"
 #include "tools/script_runner.h"
 
 namespace parley::testing {
@@ -27,61 +27,11 @@ using client::Envelope;
 using client::HumanClient;
 using client::ModelMessage;
 using client::ModelReply;
-using client::Passport;
-using client::Registration;
 using client::Result;
 using client::ScriptedModel;
 using client::wait;
 namespace event_type = client::event_type;
 using Role = client::ModelMessage::Role;
-
-Registration named(std::string name) {
-  Registration registration;
-  registration.passport.name = std::move(name);
-  return registration;
-}
-
-template <typename Net>
-std::shared_ptr<AgentClient> scripted_agent(
-    Net& net, const std::string& name, std::shared_ptr<ScriptedModel> model,
-    client::AgentOptions options = {}) {
-  auto agent = wait<std::shared_ptr<AgentClient>>([&](auto done) {
-    AgentClient::register_agent(net.connect(), named(name), model,
-                                std::move(options), done);
-  });
-  REQUIRE_MESSAGE(agent.has_value(), agent.error().message);
-  return *agent;
-}
-
-// A human on its own connection, recording what reaches it.
-template <typename Net>
-std::pair<std::shared_ptr<HumanClient>, std::shared_ptr<Recorder>> human(
-    Net& net, const std::string& name) {
-  auto registered = wait<std::shared_ptr<HumanClient>>([&](auto done) {
-    HumanClient::register_human(net.connect(), named(name), {}, done);
-  });
-  REQUIRE_MESSAGE(registered.has_value(), registered.error().message);
-  auto seen = std::make_shared<Recorder>();
-  (*registered)->on_envelope([seen](const Envelope& e) { seen->add(e); });
-  return {*registered, seen};
-}
-
-client::ChannelMetadata open(HumanClient& human, const std::string& type,
-                             const std::string& target) {
-  auto opened = wait<client::ChannelMetadata>([&](auto done) {
-    human.open({.type = type, .targets = {target}}, done);
-  });
-  REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
-  return *opened;
-}
-
-std::string send(HumanClient& human, const std::string& channel,
-                 const std::string& text) {
-  auto sent =
-      wait<std::string>([&](auto done) { human.send(channel, text, done); });
-  REQUIRE_MESSAGE(sent.has_value(), sent.error().message);
-  return *sent;
-}
 
 // Waits for the agent's reply to `question` among what the human saw.
 Envelope reply_to(Recorder& seen, const std::string& question) {
@@ -182,8 +132,8 @@ TEST_SUITE("client") {
               .find("consulting_complete") != std::string::npos);
 
     // One model call (lifecycle envelopes run no turn): the identity line,
-    // no history before the question, the question as the prompt, and the
-    // adapter's say offered to the respondent.
+    // no history before the question, the question as the prompt, the
+    // adapter's say offered to the respondent, then the plugin's tools.
     REQUIRE(eventually([&] {
       auto state = net.hub().get_channel(channel.channel_id);
       return state && state->state == engine::ChannelState::kClosed;
@@ -195,8 +145,10 @@ TEST_SUITE("client") {
               {Role::kSystem,
                "You are analyst (agent_id: " + analyst->agent_id() + ")."},
               {Role::kUser, "6 times 7?"}});
-    REQUIRE(requests[0].tools.size() == 1);
-    CHECK(requests[0].tools[0].name == "say");
+    std::vector<std::string> offered;
+    for (const auto& tool : requests[0].tools) offered.push_back(tool.name);
+    CHECK(offered == std::vector<std::string>{"say", "delegate", "peers",
+                                              "channels", "context"});
     check_same_fold(net.hub(), channel.channel_id);
   }
 

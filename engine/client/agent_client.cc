@@ -86,6 +86,13 @@ void AgentClient::attach(std::shared_ptr<HubClient> hub, std::string name,
 
 void AgentClient::receive(const Envelope& envelope, Finished finished) {
   if (disconnected_) return finished(true, "");
+  if (auto watcher = watchers_.find(envelope.channel_id);
+      watcher != watchers_.end()) {
+    // A copy: the watcher may unwatch its channel.
+    const ChannelWatcher watch = watcher->second;
+    watch(envelope);
+    return finished(true, "");
+  }
   ChannelQueue& queue = queues_[envelope.channel_id];
   queue.waiting.push_back({envelope, std::move(finished)});
   if (!queue.busy) run_next(envelope.channel_id);
@@ -197,6 +204,17 @@ void AgentClient::send_envelope(Envelope envelope, Handler<std::string> done) {
     if (envelope.sender_id.empty()) envelope.sender_id = self->agent_id_;
     self->hub_->post_envelope(std::move(envelope), std::move(done));
   });
+}
+
+void AgentClient::watch_channel(std::string channel_id,
+                                ChannelWatcher watcher) {
+  watchers_.insert_or_assign(std::move(channel_id), std::move(watcher));
+}
+
+void AgentClient::unwatch_channel(std::string_view channel_id) {
+  if (auto found = watchers_.find(channel_id); found != watchers_.end()) {
+    watchers_.erase(found);
+  }
 }
 
 void AgentClient::disconnect() {

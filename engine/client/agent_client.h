@@ -43,6 +43,11 @@ struct AgentOptions {
   std::string instructions;
   // The agent's own tools, offered every turn beside the adapter's.
   std::vector<Tool> tools;
+  // AG2's NetworkPlugin: the identity-level tools (network_tools():
+  // delegate, peers, channels, context) offered every turn after the
+  // agent's own. False offers only the adapter's and the agent's own; the
+  // adapter's `say` is not a plugin tool and stays.
+  bool attach_plugin = true;
   // How many times one turn may call the model (the first call plus one per
   // round of tool calls); beyond it the turn fails.
   int max_model_calls = 10;
@@ -99,6 +104,13 @@ class AgentClient : public std::enable_shared_from_this<AgentClient> {
   // The override set for `channel_id`, or nullptr. On the strand.
   std::shared_ptr<const ViewPolicy> view_override(
       std::string_view channel_id) const;
+  // Envelopes of `channel_id` delivered from now on go to `watcher` instead
+  // of the handler, each acked when the watcher returns, until
+  // unwatch_channel (how `delegate` owns the consulting channel it opened).
+  // Both on the strand.
+  using ChannelWatcher = std::function<void(const Envelope&)>;
+  void watch_channel(std::string channel_id, ChannelWatcher watcher);
+  void unwatch_channel(std::string_view channel_id);
 
   // --- Sending --------------------------------------------------------------
   // Opens a channel as its initiator; `done` once every invitee acked.
@@ -140,6 +152,7 @@ class AgentClient : public std::enable_shared_from_this<AgentClient> {
   bool disconnected_ = false;
   std::map<std::string, std::shared_ptr<const ViewPolicy>, std::less<>>
       view_overrides_;
+  std::map<std::string, ChannelWatcher, std::less<>> watchers_;
   // Per channel: envelopes waiting, and whether one is being handled.
   struct ChannelQueue {
     std::deque<Inbound> waiting;

@@ -5,6 +5,7 @@
 #include "engine/base/event_types.h"
 #include "engine/client/envelopes.h"
 #include "engine/client/hooks.h"
+#include "engine/client/network_tools.h"
 
 namespace parley::client {
 
@@ -139,7 +140,8 @@ class Turn : public std::enable_shared_from_this<Turn> {
   }
 
   // The adapter's tools for this turn (say is run by say_function; another
-  // adapter tool by the agent's own tool of that name), then the agent's own.
+  // adapter tool by the agent's own tool of that name), then the agent's
+  // own, then the plugin's (a name offered earlier wins).
   void offer_tools() {
     const AgentOptions& options = client_->options();
     auto own = [&](std::string_view name) -> const Tool* {
@@ -160,11 +162,15 @@ class Turn : public std::enable_shared_from_this<Turn> {
                   "' has no implementation on this client; not offered");
       }
     }
-    for (const Tool& tool : options.tools) {
+    auto offer = [&](const Tool& tool) {
       const bool offered = std::ranges::any_of(tools_, [&](const Tool& t) {
         return t.schema.name == tool.schema.name;
       });
       if (!offered) tools_.push_back(tool);
+    };
+    for (const Tool& tool : options.tools) offer(tool);
+    if (options.attach_plugin) {
+      for (const Tool& tool : network_tools()) offer(tool);
     }
     for (const Tool& tool : tools_) request_.tools.push_back(tool.schema);
   }

@@ -1,0 +1,9 @@
+#include "engine/client/network_tools.h"
+
+namespace parley::client {
+
+std::vector<Tool> network_tools() {
+  return {delegate_tool(), peers_tool(), channels_tool(), context_tool()};
+}
+
+}  // namespace parley::client

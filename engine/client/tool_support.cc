@@ -1,0 +1,43 @@
+#include "engine/client/tool_support.h"
+
+namespace parley::client::tools {
+
+using nlohmann::json;
+
+json parse_arguments(std::string_view arguments_json) {
+  json arguments = json::parse(arguments_json, nullptr, false);
+  return arguments.is_object() ? arguments : json::object();
+}
+
+std::optional<std::string> text(const json& arguments, std::string_view key) {
+  const auto found = arguments.find(key);
+  if (found == arguments.end() || !found->is_string()) return std::nullopt;
+  return found->get<std::string>();
+}
+
+std::int64_t integer(const json& arguments, std::string_view key,
+                     std::int64_t fallback) {
+  const auto found = arguments.find(key);
+  if (found == arguments.end() || !found->is_number_integer()) return fallback;
+  return found->get<std::int64_t>();
+}
+
+ToolResult json_result(const json& value) {
+  return {.text = value.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+ToolResult error_result(std::string_view message) {
+  return {.text = "Error: " + std::string(message)};
+}
+
+ToolResult error_result(std::string_view what, const Error& error) {
+  return error_result(std::string(what) + ": " + error.message);
+}
+
+json json_field(std::string_view json_text) {
+  if (json_text.empty()) return nullptr;
+  json value = json::parse(json_text, nullptr, false);
+  return value.is_discarded() ? json(nullptr) : value;
+}
+
+}  // namespace parley::client::tools

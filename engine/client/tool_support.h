@@ -1,0 +1,38 @@
+// What the plugin tools (engine/client/network_tools.h) share: reading the
+// model's arguments and writing what the model is shown. Included only by
+// the tools' sources.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/client/error.h"
+#include "engine/client/tools.h"
+
+namespace parley::client::tools {
+
+// The model's arguments as an object; anything else reads as {}.
+nlohmann::json parse_arguments(std::string_view arguments_json);
+
+// The string at `key`; nullopt when absent, null or not a string.
+std::optional<std::string> text(const nlohmann::json& arguments,
+                                std::string_view key);
+// The integer at `key`, else `fallback`.
+std::int64_t integer(const nlohmann::json& arguments, std::string_view key,
+                     std::int64_t fallback);
+
+// A list or object shown to the model: compact JSON.
+ToolResult json_result(const nlohmann::json& value);
+// AG2's failure text: "Error: <message>".
+ToolResult error_result(std::string_view message);
+// "Error: <what>: <the error's message>".
+ToolResult error_result(std::string_view what, const Error& error);
+
+// A JSON text field (knobs, labels, params) as a value; null when empty or
+// not JSON.
+nlohmann::json json_field(std::string_view json_text);
+
+}  // namespace parley::client::tools
