@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/client/envelopes.h"
+#include "engine/registry/skill.h"
 #include "tests/client_networks.h"
 
 namespace parley::testing {
@@ -382,6 +383,43 @@ TEST_SUITE("client") {
     });
     REQUIRE_MESSAGE(acked.has_value(), acked.error().message);
     REQUIRE(bob.seen->wait_for_type(event_type::kChannelOpened));
+  }
+
+  TEST_CASE_TEMPLATE("a skill is registered, read, replaced and deleted", Net,
+                     InProcessNet, WsNet) {
+    Net net;
+    auto hub = net.connect();
+    Registration writer = named("writer");
+    writer.skill_md = "---\nname: writer\ndescription: drafts\n---\nI draft.\n";
+    auto passport = wait<Passport>(
+        [&](auto done) { hub->register_agent(writer, nullptr, done); });
+    REQUIRE_MESSAGE(passport.has_value(), passport.error().message);
+    const std::string id = *passport->agent_id;
+    auto skill_of = [&] {
+      auto skill = wait<std::optional<std::string>>(
+          [&](auto done) { hub->get_skill(id, done); });
+      REQUIRE_MESSAGE(skill.has_value(), skill.error().message);
+      return *skill;
+    };
+    const auto registered = skill_of();
+    REQUIRE(registered.has_value());
+    const engine::SkillDocument document =
+        engine::parse_skill_frontmatter(*registered);
+    CHECK(document.frontmatter ==
+          std::vector<std::pair<std::string, std::string>>{
+              {"name", "writer"}, {"description", "drafts"}});
+    CHECK(document.body == "I draft.\n");
+
+    auto set = [&](std::optional<std::string> text) {
+      auto done_setting =
+          wait<void>([&](auto done) { hub->set_skill(id, text, done); });
+      REQUIRE_MESSAGE(done_setting.has_value(), done_setting.error().message);
+    };
+    set("I draft and edit.\n");
+    CHECK(skill_of() == "I draft and edit.\n");
+    set(std::nullopt);
+    CHECK(skill_of() == std::nullopt);
+    CHECK(net.hub().get_skill(id) == std::nullopt);
   }
 
   TEST_CASE_TEMPLATE("a hub error reaches the caller with its code and message",

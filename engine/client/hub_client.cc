@@ -312,6 +312,33 @@ void HubClient::names_for(std::vector<std::string> agent_ids,
             }));
 }
 
+void HubClient::get_skill(std::string agent_id,
+                          Handler<std::optional<std::string>> done) {
+  start(
+      impl_, "get_skill", {{"agent_id", std::move(agent_id)}},
+      parsed<std::optional<std::string>>(
+          std::move(done),
+          [](const json& value) -> engine::Result<std::optional<std::string>> {
+            if (value.is_null()) return std::nullopt;
+            if (!value.is_string()) {
+              return engine::invalid("get_skill answered a non-string");
+            }
+            return value.get<std::string>();
+          }));
+}
+
+void HubClient::set_skill(std::string agent_id,
+                          std::optional<std::string> skill_md,
+                          Handler<void> done) {
+  start(impl_, "set_skill",
+        {{"agent_id", std::move(agent_id)},
+         {"skill_md", skill_md ? json(std::move(*skill_md)) : json(nullptr)}},
+        [done = std::move(done)](Result<json> result) {
+          if (!result) return done(std::unexpected(std::move(result.error())));
+          done({});
+        });
+}
+
 void HubClient::report_turn_failure(std::string channel_id,
                                     std::string agent_id,
                                     std::string envelope_id, std::string error,

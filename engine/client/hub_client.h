@@ -165,6 +165,14 @@ class HubClient {
   void find_envelope_by_causation(std::string channel_id, std::string sender_id,
                                   std::string causation_id,
                                   Handler<std::optional<Envelope>> done);
+  // The agent's SKILL.md as registered, or nullopt (none, or no such agent).
+  // engine::parse_skill_frontmatter splits it; engine::render_fallback_skill
+  // renders what peers are shown when there is none.
+  void get_skill(std::string agent_id,
+                 Handler<std::optional<std::string>> done);
+  // Replaces the agent's SKILL.md; nullopt deletes it.
+  void set_skill(std::string agent_id, std::optional<std::string> skill_md,
+                 Handler<void> done);
   // Agent id -> registered name; unknown ids map to themselves.
   void names_for(std::vector<std::string> agent_ids,
                  Handler<std::map<std::string, std::string>> done);

@@ -186,24 +186,24 @@ void describe(const json& arguments, const TurnDependencies& dependencies,
     const json id{{"agent_id", *passport->agent_id}};
     hub->call(
         "get_resume", id.dump(),
-        [hub, id, passport = *passport, done](Result<std::string> text) {
-          if (!text)
+        [hub, passport = *passport, done](Result<std::string> text) {
+          if (!text) {
             return done(error_result("get_resume failed", text.error()));
+          }
           auto resume =
               engine::resume_from_json(json::parse(*text, nullptr, false));
           if (!resume) {
             return done(
                 error_result("get_resume failed: " + resume.error().message));
           }
-          hub->call(
-              "get_skill", id.dump(),
-              [passport, resume = *resume, done](Result<std::string> skill) {
+          hub->get_skill(
+              passport.agent_id.value_or(""),
+              [passport, resume = *resume,
+               done](Result<std::optional<std::string>> skill) {
                 if (!skill) {
                   return done(error_result("get_skill failed", skill.error()));
                 }
-                const json document = json::parse(*skill, nullptr, false);
-                std::string skill_md =
-                    document.is_string() ? document.get<std::string>() : "";
+                std::string skill_md = skill->value_or("");
                 if (skill_md.empty()) {
                   skill_md = engine::render_fallback_skill(passport, resume);
                 }
