@@ -148,7 +148,7 @@ TEST_SUITE("client") {
     std::vector<std::string> offered;
     for (const auto& tool : requests[0].tools) offered.push_back(tool.name);
     CHECK(offered == std::vector<std::string>{"say", "delegate", "peers",
-                                              "channels", "context"});
+                                              "channels", "tasks", "context"});
     check_same_fold(net.hub(), channel.channel_id);
   }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/client/envelopes.h"
+#include "engine/client/task.h"
 #include "engine/registry/skill.h"
 #include "tests/client_agents.h"
 
@@ -27,8 +28,10 @@ namespace event_type = client::event_type;
 std::string run_tool(const client::Tool& tool,
                      const std::shared_ptr<AgentClient>& agent,
                      const json& arguments,
-                     std::optional<client::ChannelMetadata> channel = {}) {
+                     std::optional<client::ChannelMetadata> channel = {},
+                     std::shared_ptr<client::Task> task = nullptr) {
   client::TurnDependencies dependencies;
+  dependencies.task = std::move(task);
   dependencies.agent_client = agent;
   dependencies.hub = agent->hub_client();
   if (channel) {
@@ -347,9 +350,10 @@ TEST_SUITE("client") {
     send(*bob, channel.channel_id, "lunch?");
     send(*bob, channel.channel_id, long_text);
     // A text only bob may see.
+    client::HumanClient& sender = *bob;  // a lambda may not capture a binding
     auto hidden = client::wait<std::string>([&](auto done) {
-      bob->send(channel.channel_id, "secret deadline", done,
-                std::vector<std::string>{bob->agent_id()});
+      sender.send(channel.channel_id, "secret deadline", done,
+                  std::vector<std::string>{sender.agent_id()});
     });
     REQUIRE(hidden.has_value());
     const client::Tool context = client::context_tool();
@@ -381,6 +385,99 @@ TEST_SUITE("client") {
           "Error: quote requires an active channel or `channel_id`");
     CHECK(run_tool(context, lead, {{"action", "recall"}}) ==
           "Error: unknown action 'recall'; choose from search, quote");
+  }
+
+  TEST_CASE_TEMPLATE(
+      "tasks reports on the turn's task and observes, waits for and cancels "
+      "others",
+      Net, InProcessNet, WsNet) {
+    Net net;
+    auto worker = silent_agent(net, "worker");
+    auto watcher = scripted_agent(
+        net, "watcher",
+        std::make_shared<ScriptedModel>(std::vector<ModelReply>{}));
+    auto opened = client::wait<client::ChannelMetadata>([&](auto done) {
+      worker->open({.type = "conversation", .targets = {"watcher"}}, done);
+    });
+    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    auto start = [&](const std::string& title) {
+      auto task = client::wait<std::shared_ptr<client::Task>>([&](auto done) {
+        client::Task::start(worker, {.title = title, .capability = "search"},
+                            opened->channel_id, done);
+      });
+      REQUIRE_MESSAGE(task.has_value(), task.error().message);
+      return *task;
+    };
+    auto task = start("index the docs");
+    const std::string& id = task->task_id();
+    const client::Tool tasks = client::tasks_tool();
+
+    CHECK(run_tool(tasks, worker, {{"action", "progress"}}) ==
+          "Error: progress requires an active `agent.task(...)` block");
+    CHECK(run_tool(tasks, worker,
+                   {{"action", "progress"}, {"payload", {{"pages", 1}}}}, {},
+                   task) == "progress emitted on " + id);
+    auto stored = net.hub().get_task(id);
+    REQUIRE(stored.has_value());
+    CHECK(json::parse(stored->progress) == json{{"pages", 1}});
+    CHECK(stored->channel_id == opened->channel_id);
+
+    const json listed = as_json(run_tool(tasks, worker, {{"action", "list"}}));
+    REQUIRE(listed.size() == 1);
+    CHECK(listed[0]["task_id"] == id);
+    CHECK(listed[0]["title"] == "index the docs");
+    CHECK(listed[0]["capability"] == "search");
+    CHECK(listed[0]["state"] == "running");
+    CHECK(as_json(
+              run_tool(tasks, watcher,
+                       {{"action", "status"}, {"task_id", id}}))["owner_id"] ==
+          worker->agent_id());
+    CHECK(run_tool(tasks, watcher,
+                   {{"action", "wait"}, {"task_id", id}, {"timeout", 0.3}}) ==
+          "Error: task '" + id + "' did not complete within 0.3s");
+
+    // complete, with the observation on the worker's track record.
+    CHECK(run_tool(tasks, worker,
+                   {{"action", "complete"}, {"result", {{"pages", 3}}}}, {},
+                   task) == "completed " + id);
+    const json waited = as_json(
+        run_tool(tasks, watcher, {{"action", "wait"}, {"task_id", id}}));
+    CHECK(waited["state"] == "completed");
+    CHECK(waited["result"] == json{{"pages", 3}});
+    auto resume = net.hub().get_resume(worker->agent_id());
+    REQUIRE(resume.has_value());
+    REQUIRE(resume->observed.contains("search"));
+    CHECK(resume->observed.at("search").completed == 1);
+    CHECK(as_json(run_tool(tasks, worker, {{"action", "list"}})) ==
+          json::array());
+    CHECK(
+        as_json(run_tool(tasks, worker, {{"action", "list"}, {"state", "all"}}))
+            .size() == 1);
+    CHECK(run_tool(tasks, worker, {{"action", "progress"}}, {}, task) ==
+          "Error: progress failed: task " + id + " is already completed");
+    CHECK(run_tool(tasks, watcher, {{"action", "cancel"}, {"task_id", id}}) ==
+          "task '" + id + "' is already completed");
+
+    // A cancel request rides on the task's channel to its owner.
+    auto second = start("index the code");
+    CHECK(run_tool(tasks, watcher,
+                   {{"action", "cancel"},
+                    {"task_id", second->task_id()},
+                    {"reason", "enough"}}) ==
+          "cancel_request posted to " + worker->agent_id() + " for task " +
+              second->task_id());
+    auto wal = net.hub().read_wal(opened->channel_id);
+    REQUIRE(wal.has_value());
+    REQUIRE_FALSE(wal->empty());
+    const Envelope& request = wal->back();
+    CHECK(request.event_type == "ag2.task.cancel_request");
+    CHECK(request.task_id == second->task_id());
+    CHECK(request.audience == std::vector<std::string>{worker->agent_id()});
+    CHECK(json::parse(client::event_data_json(request)) ==
+          json{{"task_id", second->task_id()}, {"reason", "enough"}});
+    CHECK(
+        run_tool(tasks, watcher, {{"action", "status"}, {"task_id", "nope"}}) ==
+        "Error: task 'nope' not found");
   }
 
   TEST_CASE_TEMPLATE("attach_plugin false offers the adapter's tools only", Net,

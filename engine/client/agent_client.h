@@ -44,7 +44,7 @@ struct AgentOptions {
   // The agent's own tools, offered every turn beside the adapter's.
   std::vector<Tool> tools;
   // AG2's NetworkPlugin: the identity-level tools (network_tools():
-  // delegate, peers, channels, context) offered every turn after the
+  // delegate, peers, channels, tasks, context) offered every turn after the
   // agent's own. False offers only the adapter's and the agent's own; the
   // adapter's `say` is not a plugin tool and stays.
   bool attach_plugin = true;

@@ -22,11 +22,12 @@ using engine::ChannelAdapter;
 class Turn : public std::enable_shared_from_this<Turn> {
  public:
   Turn(std::shared_ptr<AgentClient> client, Envelope trigger,
-       Handler<void> done)
+       Handler<void> done, std::shared_ptr<Task> task)
       : client_(std::move(client)),
         hub_(client_->hub_client()),
         trigger_(std::move(trigger)),
-        done_(std::move(done)) {}
+        done_(std::move(done)),
+        task_(std::move(task)) {}
 
   void start() {
     hub_->get_channel(trigger_.channel_id,
@@ -121,7 +122,8 @@ class Turn : public std::enable_shared_from_this<Turn> {
     }
     if (!prompt || prompt->empty()) return skip();
 
-    dependencies_ = stamp_dependencies(*client_, metadata_, state_, trigger_);
+    dependencies_ =
+        stamp_dependencies(*client_, metadata_, state_, trigger_, task_);
     offer_tools();
 
     std::string system =
@@ -290,6 +292,7 @@ class Turn : public std::enable_shared_from_this<Turn> {
   const std::shared_ptr<HubClient> hub_;
   const Envelope trigger_;
   Handler<void> done_;
+  const std::shared_ptr<Task> task_;  // the turn's TASK_DEP, or none
 
   std::shared_ptr<const ChannelMetadata> metadata_;
   std::shared_ptr<const ChannelAdapter> adapter_;
@@ -309,7 +312,7 @@ class Turn : public std::enable_shared_from_this<Turn> {
 }  // namespace
 
 void default_handler(const Envelope& envelope, AgentClient& client,
-                     Handler<void> done) {
+                     Handler<void> done, std::shared_ptr<Task> task) {
   const std::string_view type = envelope.event_type;
   if (type == event_type::kChannelInvite) {
     if (envelope.sender_id == client.agent_id()) return done({});
@@ -322,7 +325,8 @@ void default_handler(const Envelope& envelope, AgentClient& client,
       envelope.sender_id == client.agent_id()) {
     return done({});
   }
-  std::make_shared<Turn>(client.shared_from_this(), envelope, std::move(done))
+  std::make_shared<Turn>(client.shared_from_this(), envelope, std::move(done),
+                         std::move(task))
       ->start();
 }
 

@@ -13,7 +13,9 @@
 //       history; the prompt is the envelope projected through the same view,
 //       else the adapter's extract_turn_input, and without one there is no
 //       turn; stamp the dependencies; offer the adapter's tools_for (say is
-//       run by say_function) and the agent's own tools; call the model,
+//       run by say_function), the agent's own tools and, unless
+//       AgentOptions::attach_plugin is false, the plugin tools
+//       (engine/client/network_tools.h); call the model,
 //       running the tools it asks for and calling it again, up to
 //       AgentOptions::max_model_calls; when a tool ran, re-read and re-fold
 //       the channel; post the adapter's build_round_envelope (nothing for a
@@ -33,7 +35,9 @@
 
 namespace parley::client {
 
+// `task`: the task the turn runs under (TurnDependencies::task), as AG2's
+// handler inside an `agent.task(...)` block.
 void default_handler(const Envelope& envelope, AgentClient& client,
-                     Handler<void> done);
+                     Handler<void> done, std::shared_ptr<Task> task = nullptr);
 
 }  // namespace parley::client

@@ -52,7 +52,7 @@ Result<std::shared_ptr<const ViewPolicy>> resolve_view_policy(
 TurnDependencies stamp_dependencies(
     AgentClient& client, std::shared_ptr<const ChannelMetadata> channel,
     std::shared_ptr<const engine::AdapterState> state,
-    const Envelope& triggering) {
+    const Envelope& triggering, std::shared_ptr<Task> task) {
   TurnDependencies dependencies;
   if (channel) {
     if (auto adapter = adapter_for(client, *channel)) {
@@ -64,6 +64,7 @@ TurnDependencies stamp_dependencies(
   dependencies.agent_client = client.shared_from_this();
   dependencies.hub = client.hub_client();
   dependencies.triggering = triggering;
+  dependencies.task = std::move(task);
   return dependencies;
 }
 

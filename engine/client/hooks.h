@@ -39,11 +39,11 @@ Result<std::shared_ptr<const engine::ChannelAdapter>> adapter_for(
     const AgentClient& client, const ChannelMetadata& metadata);
 
 // The dependencies of one turn on `triggering` in `channel`, whose folded
-// state is `state`.
+// state is `state`, run under `task` (if any).
 TurnDependencies stamp_dependencies(
     AgentClient& client, std::shared_ptr<const ChannelMetadata> channel,
     std::shared_ptr<const engine::AdapterState> state,
-    const Envelope& triggering);
+    const Envelope& triggering, std::shared_ptr<Task> task = nullptr);
 
 // The channel's adapter state folded from `wal` (its whole log, in order)
 // with `adapter`, as the hub folds it: initial_state(metadata), then fold()

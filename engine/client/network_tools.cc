@@ -3,7 +3,8 @@
 namespace parley::client {
 
 std::vector<Tool> network_tools() {
-  return {delegate_tool(), peers_tool(), channels_tool(), context_tool()};
+  return {delegate_tool(), peers_tool(), channels_tool(), tasks_tool(),
+          context_tool()};
 }
 
 }  // namespace parley::client

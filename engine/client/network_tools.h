@@ -1,16 +1,13 @@
 // The identity-level tools AG2's NetworkPlugin gives every agent
 // (AgentOptions::attach_plugin), the same in any channel: `delegate` and
-// the grouped `peers`, `channels` and `context`, each taking an `action`.
+// the grouped `peers`, `channels`, `tasks` and `context`, each taking an
+// `action`.
 // The model never sees the turn's dependencies (engine/client/tools.h).
 //
 // What the model is shown: a list or an object as compact JSON; a string
 // as is; a failure as AG2's "Error: ..." text (a tool never fails the turn).
 // An unknown action is "Error: unknown action '<a>'; choose from <list>".
 // Names given by the model (target, speaker, name) may be agent ids too.
-//
-// AG2's fifth plugin tool, `tasks`, is not offered: its actions need the
-// task ops (list_tasks, get_task) and an agent.task block, which the
-// client does not have.
 #pragma once
 
 #include <vector>
@@ -54,6 +51,26 @@ Tool peers_tool();
 //          reason "closed_by_agent"; {channel_id, state, close_reason}
 Tool channels_tool();
 
+// tasks(action, ...):
+//   progress  payload: on the turn's task (TurnDependencies::task, see
+//             engine/client/task.h) -> "progress emitted on <id>"
+//   complete  result?: completes the turn's task -> "completed <id>"; both
+//             need one: "Error: <action> requires an active
+//             `agent.task(...)` block"
+//   list      scope="own" | "all", state="active" | "all", limit=20:
+//             summaries {task_id, owner_id, title, capability, state,
+//             created_at, started_at, completed_at, expires_at,
+//             last_progress_at, result, error}
+//   status    task_id: its summary
+//   wait      task_id, timeout=300, poll_interval=0.1: polls get_task until
+//             the task is terminal -> its summary, else "Error: task '<id>'
+//             did not complete within <timeout>s"
+//   cancel    task_id, reason?: posts ag2.task.cancel_request {task_id,
+//             reason} to the owner on the task's channel (the owner
+//             decides) -> "cancel_request posted to <owner> for task <id>";
+//             a terminal task answers "task '<id>' is already <state>"
+Tool tasks_tool();
+
 // context(action, ...):
 //   search  query, scope="channel" | "knowledge", limit=10, channel_id?:
 //           the caller-visible texts of the channel containing `query`
@@ -65,7 +82,8 @@ Tool channels_tool();
 //           {envelope_id, when, text}
 Tool context_tool();
 
-// The four above, in AG2's order.
+// The five above, in AG2's order: delegate, peers, channels, tasks,
+// context.
 std::vector<Tool> network_tools();
 
 }  // namespace parley::client

@@ -21,6 +21,7 @@ namespace parley::client {
 
 class AgentClient;
 class HubClient;
+class Task;
 
 // What stamp_dependencies builds for one turn. Everything is kept alive for
 // as long as the struct is.
@@ -30,9 +31,8 @@ struct TurnDependencies {
   std::shared_ptr<const engine::ChannelAdapter> adapter;      // its adapter
   std::shared_ptr<AgentClient> agent_client;  // AGENT_CLIENT_DEP
   std::shared_ptr<HubClient> hub;             // HUB_DEP
-  // TASK_DEP: the task the turn runs under; none until tasks reach the
-  // client.
-  std::optional<std::string> task_id;
+  // TASK_DEP: the task the turn runs under (engine/client/task.h), if any.
+  std::shared_ptr<Task> task;
   // The envelope the turn answers.
   std::optional<engine::Envelope> triggering;
 };
