@@ -41,6 +41,31 @@ void check_qa_transcript(const Run& qa) {
         std::string::npos);
 }
 
+void check_worker_transcript(const Run& worker) {
+  CHECK_MESSAGE(worker.exit_code == 0, worker.output);
+  CHECK(worker.output.find(": count the words in this sentence") !=
+        std::string::npos);
+  CHECK(worker.output.find(": 6 words") != std::string::npos);
+  CHECK(worker.output.find("\"reason\":\"consulting_complete\"") !=
+        std::string::npos);
+}
+
+void check_gateway_transcript(const Run& gateway) {
+  CHECK_MESSAGE(gateway.exit_code == 0, gateway.output);
+  for (const char* line : {": message 1\n", ": message 2\n", ": message 3\n"}) {
+    CHECK(gateway.output.find(line) != std::string::npos);
+  }
+}
+
+// Each example against `parley serve`, which it leaves running cleanly.
+template <typename Check>
+void against_serve(const std::string& program, Check check) {
+  ScratchDir dir;
+  ServeProcess serve(dir.path() / "store");
+  check(run(program + " --url " + serve.url(), dir));
+  CHECK(serve.stop(SIGTERM) == 0);
+}
+
 }  // namespace
 
 TEST_SUITE("client") {
@@ -50,11 +75,25 @@ TEST_SUITE("client") {
   }
 
   TEST_CASE("the qa example completes against parley serve") {
+    against_serve(PARLEY_EXAMPLE_QA, check_qa_transcript);
+  }
+
+  TEST_CASE("the worker example completes on an in-process hub") {
     ScratchDir dir;
-    ServeProcess serve(dir.path() / "store");
-    check_qa_transcript(
-        run(std::string(PARLEY_EXAMPLE_QA) + " --url " + serve.url(), dir));
-    CHECK(serve.stop(SIGTERM) == 0);
+    check_worker_transcript(run(PARLEY_EXAMPLE_WORKER, dir));
+  }
+
+  TEST_CASE("the worker example completes against parley serve") {
+    against_serve(PARLEY_EXAMPLE_WORKER, check_worker_transcript);
+  }
+
+  TEST_CASE("the gateway example completes on an in-process hub") {
+    ScratchDir dir;
+    check_gateway_transcript(run(PARLEY_EXAMPLE_GATEWAY, dir));
+  }
+
+  TEST_CASE("the gateway example completes against parley serve") {
+    against_serve(PARLEY_EXAMPLE_GATEWAY, check_gateway_transcript);
   }
 
 }  // TEST_SUITE

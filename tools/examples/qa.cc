@@ -9,97 +9,48 @@
 // human opens a consulting channel to it, asks, and waits for the reply and
 // the hub's close. Prints what they exchanged; exits 0 when the channel
 // closed with consulting_complete, 1 otherwise.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include "engine/client/agent_client.h"
-#include "engine/client/blocking.h"
 #include "engine/client/envelopes.h"
 #include "engine/client/human_client.h"
 #include "engine/client/scripted_model.h"
-#include "engine/hub/hub.h"
-#include "log/rocksdb_log_store.h"
+#include "tools/examples/example_network.h"
 
 namespace {
 
 using namespace parley;
 using namespace std::chrono_literals;
 using client::Envelope;
+using examples::need;
 
-// A temporary directory, removed on exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "parley-example-qa-XXXXXX")
-            .string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
-template <typename T>
-T need(client::Result<T> result, std::string_view what) {
-  if (!result) {
-    throw std::runtime_error(std::string(what) + ": " + result.error().code +
-                             ": " + result.error().message);
-  }
-  return std::move(*result);
-}
+// How long the human waits for the reply, and then for the close.
+constexpr auto kWait = 30s;
 
 int run(const std::string& url, const std::string& question) {
-  std::unique_ptr<TempDir> dir;
-  std::unique_ptr<engine::Hub> hub;
-  // Declared after the hub, so destroyed before it: the clients' closes,
-  // posted to it as they go, still reach a live hub.
-  client::IoThread io;
-  auto connect = [&]() -> std::shared_ptr<client::HubClient> {
-    if (hub) return client::HubClient::in_process(io.executor(), *hub);
-    return need(
-        client::wait<std::shared_ptr<client::HubClient>>([&](auto done) {
-          client::HubClient::connect(io.executor(), url, {}, done);
-        }),
-        "connect to " + url);
-  };
-  if (url.empty()) {
-    dir = std::make_unique<TempDir>();
-    auto store = log::open_rocksdb_log_store(dir->path / "store");
-    if (!store) throw std::runtime_error("cannot open the store");
-    engine::HubOptions options;
-    options.store = std::shared_ptr<log::LogStore>(std::move(store->store));
-    auto opened = engine::Hub::open(std::move(options));
-    if (!opened) throw std::runtime_error(opened.error().message);
-    hub = std::move(*opened);
-  }
-  const std::string suffix = std::to_string(getpid());
-
+  examples::ExampleNetwork network(url);
   // The agent, on its own connection, with a model that has one answer.
   client::Registration agent;
-  agent.passport.name = "answerer-" + suffix;
+  agent.passport.name = examples::unique_name("answerer");
   auto model =
       std::make_shared<client::ScriptedModel>(client::ScriptedModel::texts(
           {"Ship it on Thursday; the tests are green."}));
-  const auto answerer = need(
-      client::wait<std::shared_ptr<client::AgentClient>>([&](auto done) {
-        client::AgentClient::register_agent(connect(), agent, model, {}, done);
-      }),
-      "register the agent");
+  const auto answerer =
+      need(client::wait<std::shared_ptr<client::AgentClient>>([&](auto done) {
+             client::AgentClient::register_agent(network.connect(), agent,
+                                                 model, {}, done);
+           }),
+           "register the agent");
   const client::Passport& agent_passport = answerer->passport();
 
   // The human, on another connection.
   client::Registration person;
-  person.passport.name = "asker-" + suffix;
+  person.passport.name = examples::unique_name("asker");
   auto human =
       need(client::wait<std::shared_ptr<client::HumanClient>>([&](auto done) {
-             client::HumanClient::register_human(connect(), person, {}, done);
+             client::HumanClient::register_human(network.connect(), person, {},
+                                                 done);
            }),
            "register the human");
 
@@ -124,7 +75,7 @@ int run(const std::string& url, const std::string& question) {
   };
   auto reply = need(client::wait<Envelope>([&](auto done) {
                       human->next_envelope(
-                          in_channel(client::event_type::kText), 10s, done);
+                          in_channel(client::event_type::kText), kWait, done);
                     }),
                     "wait for the reply");
   std::cout << agent_passport.name << " -> " << person.passport.name << ": "
@@ -132,7 +83,7 @@ int run(const std::string& url, const std::string& question) {
   auto closed =
       need(client::wait<Envelope>([&](auto done) {
              human->next_envelope(
-                 in_channel(client::event_type::kChannelClosed), 10s, done);
+                 in_channel(client::event_type::kChannelClosed), kWait, done);
            }),
            "wait for the close");
   std::cout << "channel closed: " << client::event_data_json(closed) << '\n';

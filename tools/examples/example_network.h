@@ -1,0 +1,62 @@
+// What every example program shares: the hub its clients reach, either
+// `parley serve` (or AG2's hub) at a ws:// URL or, without one, an
+// in-process hub on a temporary store removed on exit; and `need`, which
+// turns a failed step into an exception naming it (main prints it and
+// exits 1).
+//
+// Lifetime: the clients an example connects must be gone before the
+// ExampleNetwork (they post their closes to its io thread and hub).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "engine/client/blocking.h"
+#include "engine/client/hub_client.h"
+#include "engine/hub/hub.h"
+
+namespace parley::examples {
+
+class ExampleNetwork {
+ public:
+  // An empty `url`: the in-process hub. Throws when the store cannot open.
+  explicit ExampleNetwork(std::string url);
+  ExampleNetwork(const ExampleNetwork&) = delete;
+  ExampleNetwork& operator=(const ExampleNetwork&) = delete;
+
+  // A new connection to the hub; throws when it cannot connect.
+  std::shared_ptr<client::HubClient> connect();
+  boost::asio::any_io_executor executor() const { return io_.executor(); }
+
+ private:
+  // A directory removed when destroyed: after the hub closed.
+  struct TempDir {
+    std::filesystem::path path;  // empty: none
+    ~TempDir();
+  };
+
+  std::string url_;
+  TempDir dir_;  // the in-process hub's store
+  std::unique_ptr<engine::Hub> hub_;
+  // Declared after the hub, so destroyed before it: the clients' closes,
+  // posted to it as they go, still reach a live hub.
+  client::IoThread io_;
+};
+
+template <typename T>
+T need(client::Result<T> result, std::string_view what) {
+  if (!result) {
+    throw std::runtime_error(std::string(what) + ": " + result.error().code +
+                             ": " + result.error().message);
+  }
+  if constexpr (!std::is_void_v<T>) return std::move(*result);
+}
+
+// A name unique to this process: `prefix` and the process id.
+std::string unique_name(std::string_view prefix);
+
+}  // namespace parley::examples
