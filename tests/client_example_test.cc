@@ -57,6 +57,18 @@ void check_gateway_transcript(const Run& gateway) {
   }
 }
 
+void check_workflow_transcript(const Run& workflow) {
+  CHECK_MESSAGE(workflow.exit_code == 0, workflow.output);
+  const auto seed = workflow.output.find(": Write a one-line tagline");
+  const auto draft = workflow.output.find(": Parley: every agent heard");
+  const auto review = workflow.output.find(": Approved: short, and true.");
+  CHECK(seed < draft);
+  CHECK(draft < review);
+  CHECK(review != std::string::npos);
+  CHECK(workflow.output.find("\"reason\":\"sequence_complete\"") !=
+        std::string::npos);
+}
+
 // Each example against `parley serve`, which it leaves running cleanly.
 template <typename Check>
 void against_serve(const std::string& program, Check check) {
@@ -96,4 +108,12 @@ TEST_SUITE("client") {
     against_serve(PARLEY_EXAMPLE_GATEWAY, check_gateway_transcript);
   }
 
+  TEST_CASE("the workflow example completes on an in-process hub") {
+    ScratchDir dir;
+    check_workflow_transcript(run(PARLEY_EXAMPLE_WORKFLOW, dir));
+  }
+
+  TEST_CASE("the workflow example completes against parley serve") {
+    against_serve(PARLEY_EXAMPLE_WORKFLOW, check_workflow_transcript);
+  }
 }  // TEST_SUITE
