@@ -32,7 +32,7 @@ Run run(const std::string& command, const ScratchDir& dir) {
 
 void check_qa_transcript(const Run& qa) {
   CHECK_MESSAGE(qa.exit_code == 0, qa.output);
-  CHECK(qa.output.find("-> answerer-") != std::string::npos);
+  CHECK(qa.output.find("(consulting) opened by asker-") != std::string::npos);
   CHECK(qa.output.find(": Can we ship the release this week?") !=
         std::string::npos);
   CHECK(qa.output.find(": Ship it on Thursday; the tests are green.") !=

@@ -202,16 +202,9 @@ Tool channels_tool() {
   auto run = [](std::string arguments_json,
                 const TurnDependencies& dependencies,
                 Handler<ToolResult> done) {
-    const json arguments = tools::parse_arguments(arguments_json);
-    const std::string action = tools::text(arguments, "action").value_or("");
-    if (action == "list") return list(arguments, dependencies, std::move(done));
-    if (action == "open") return open(arguments, dependencies, std::move(done));
-    if (action == "info") return info(arguments, dependencies, std::move(done));
-    if (action == "close") {
-      return close(arguments, dependencies, std::move(done));
-    }
-    done(error_result("unknown action " + engine::python_repr(action) +
-                      "; choose from list, open, info, close"));
+    tools::dispatch(
+        arguments_json, dependencies, std::move(done),
+        {{"list", list}, {"open", open}, {"info", info}, {"close", close}});
   };
   return {std::move(schema), std::move(run)};
 }

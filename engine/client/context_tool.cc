@@ -162,16 +162,8 @@ Tool context_tool() {
   auto run = [](std::string arguments_json,
                 const TurnDependencies& dependencies,
                 Handler<ToolResult> done) {
-    const json arguments = tools::parse_arguments(arguments_json);
-    const std::string action = tools::text(arguments, "action").value_or("");
-    if (action == "search") {
-      return search(arguments, dependencies, std::move(done));
-    }
-    if (action == "quote") {
-      return quote(arguments, dependencies, std::move(done));
-    }
-    done(error_result("unknown action " + engine::python_repr(action) +
-                      "; choose from search, quote"));
+    tools::dispatch(arguments_json, dependencies, std::move(done),
+                    {{"search", search}, {"quote", quote}});
   };
   return {std::move(schema), std::move(run)};
 }

@@ -18,10 +18,6 @@ namespace net = boost::asio;
 using nlohmann::json;
 using tools::error_result;
 
-// About three years: longer timeouts wait this long (a steady_timer's
-// duration must not overflow).
-constexpr double kLongestWait = 1e8;
-
 // One consult, from resolving the target to its answer. Lives on the
 // HubClient's strand; kept alive by the continuations, the watcher and the
 // timer until it answers once.
@@ -90,9 +86,7 @@ struct Consult : std::enable_shared_from_this<Consult> {
         channel_id, [self](const Envelope& envelope) { self->seen(envelope); });
     timer = std::make_unique<net::steady_timer>(
         client->hub_client()->executor(),
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(
-                std::min(timeout_seconds, kLongestWait))));
+        tools::wait_duration(timeout_seconds));
     timer->async_wait([self](boost::system::error_code ec) {
       if (ec) return;
       self->answer(

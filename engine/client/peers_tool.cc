@@ -235,14 +235,8 @@ Tool peers_tool() {
   auto run = [](std::string arguments_json,
                 const TurnDependencies& dependencies,
                 Handler<ToolResult> done) {
-    const json arguments = tools::parse_arguments(arguments_json);
-    const std::string action = tools::text(arguments, "action").value_or("");
-    if (action == "find") return find(arguments, dependencies, std::move(done));
-    if (action == "describe") {
-      return describe(arguments, dependencies, std::move(done));
-    }
-    done(error_result("unknown action " + engine::python_repr(action) +
-                      "; choose from find, describe"));
+    tools::dispatch(arguments_json, dependencies, std::move(done),
+                    {{"find", find}, {"describe", describe}});
   };
   return {std::move(schema), std::move(run)};
 }

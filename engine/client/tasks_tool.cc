@@ -19,10 +19,6 @@ namespace net = boost::asio;
 using nlohmann::json;
 using tools::error_result;
 
-// About three years: longer waits are cut to this (a steady_timer's
-// duration must not overflow).
-constexpr double kLongestWait = 1e8;
-
 bool is_terminal(const json& task) {
   const json state = task.value("state", json());
   return state == "completed" || state == "failed" || state == "expired" ||
@@ -49,11 +45,6 @@ json summary_of(const json& task) {
           {"last_progress_at", field(task, "last_progress_at")},
           {"result", field(task, "result")},
           {"error", field(task, "error")}};
-}
-
-std::chrono::steady_clock::duration seconds(double value) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(std::min(value, kLongestWait)));
 }
 
 // The number at `key` (>= 0) and its text as Python prints it, else the
@@ -110,6 +101,16 @@ void active(std::string_view action, const json& arguments,
                      ? std::nullopt
                      : std::optional<std::string>(result->dump()),
                  std::move(answered));
+}
+
+void progress(const json& arguments, const TurnDependencies& dependencies,
+              Handler<ToolResult> done) {
+  active("progress", arguments, dependencies, std::move(done));
+}
+
+void complete(const json& arguments, const TurnDependencies& dependencies,
+              Handler<ToolResult> done) {
+  active("complete", arguments, dependencies, std::move(done));
 }
 
 void list(const json& arguments, const TurnDependencies& dependencies,
@@ -182,8 +183,9 @@ void wait(const json& arguments, const TurnDependencies& dependencies,
   waiting->dependencies = dependencies;
   waiting->task_id = *task_id;
   waiting->timeout_text = timeout_text;
-  waiting->deadline = std::chrono::steady_clock::now() + seconds(timeout);
-  waiting->poll = seconds(poll);
+  waiting->deadline =
+      std::chrono::steady_clock::now() + tools::wait_duration(timeout);
+  waiting->poll = tools::wait_duration(poll);
   waiting->done = std::move(done);
   waiting->check();
 }
@@ -278,22 +280,13 @@ Tool tasks_tool() {
   auto run = [](std::string arguments_json,
                 const TurnDependencies& dependencies,
                 Handler<ToolResult> done) {
-    const json arguments = tools::parse_arguments(arguments_json);
-    const std::string action = tools::text(arguments, "action").value_or("");
-    if (action == "progress" || action == "complete") {
-      return active(action, arguments, dependencies, std::move(done));
-    }
-    if (action == "list") return list(arguments, dependencies, std::move(done));
-    if (action == "status") {
-      return status(arguments, dependencies, std::move(done));
-    }
-    if (action == "wait") return wait(arguments, dependencies, std::move(done));
-    if (action == "cancel") {
-      return cancel(arguments, dependencies, std::move(done));
-    }
-    done(error_result(
-        "unknown action " + engine::python_repr(action) +
-        "; choose from progress, complete, list, status, wait, cancel"));
+    tools::dispatch(arguments_json, dependencies, std::move(done),
+                    {{"progress", progress},
+                     {"complete", complete},
+                     {"list", list},
+                     {"status", status},
+                     {"wait", wait},
+                     {"cancel", cancel}});
   };
   return {std::move(schema), std::move(run)};
 }

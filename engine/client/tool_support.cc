@@ -1,5 +1,9 @@
 #include "engine/client/tool_support.h"
 
+#include <algorithm>
+
+#include "engine/base/python_repr.h"
+
 namespace parley::client::tools {
 
 using nlohmann::json;
@@ -32,6 +36,27 @@ ToolResult error_result(std::string_view message) {
 
 ToolResult error_result(std::string_view what, const Error& error) {
   return error_result(std::string(what) + ": " + error.message);
+}
+
+void dispatch(
+    std::string_view arguments_json, const TurnDependencies& dependencies,
+    Handler<ToolResult> done,
+    std::initializer_list<std::pair<std::string_view, Action>> actions) {
+  const json arguments = parse_arguments(arguments_json);
+  const std::string action = text(arguments, "action").value_or("");
+  std::string names;
+  for (const auto& [name, run] : actions) {
+    if (name == action) return run(arguments, dependencies, std::move(done));
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  done(error_result("unknown action " + engine::python_repr(action) +
+                    "; choose from " + names));
+}
+
+std::chrono::steady_clock::duration wait_duration(double seconds) {
+  constexpr double kLongestWait = 1e8;
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::min(seconds, kLongestWait)));
 }
 
 json json_field(std::string_view json_text) {

@@ -3,11 +3,14 @@
 // the tools' sources.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "engine/client/error.h"
 #include "engine/client/tools.h"
@@ -30,6 +33,23 @@ ToolResult json_result(const nlohmann::json& value);
 ToolResult error_result(std::string_view message);
 // "Error: <what>: <the error's message>".
 ToolResult error_result(std::string_view what, const Error& error);
+
+// One action of a grouped tool: its arguments, the turn, and where its
+// answer goes.
+using Action = void (*)(const nlohmann::json& arguments,
+                        const TurnDependencies& dependencies,
+                        Handler<ToolResult> done);
+
+// Runs the action `arguments_json` names under "action"; any other is
+// AG2's "Error: unknown action '<a>'; choose from <names, in order>".
+void dispatch(
+    std::string_view arguments_json, const TurnDependencies& dependencies,
+    Handler<ToolResult> done,
+    std::initializer_list<std::pair<std::string_view, Action>> actions);
+
+// `seconds` as a timer's duration, at most about three years (a
+// steady_timer's duration must not overflow).
+std::chrono::steady_clock::duration wait_duration(double seconds);
 
 // A JSON text field (knobs, labels, params) as a value; null when empty or
 // not JSON.

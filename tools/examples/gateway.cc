@@ -17,12 +17,9 @@
 #include <iostream>
 #include <mutex>
 
-#include "engine/client/agent_client.h"
 #include "engine/client/default_handler.h"
 #include "engine/client/envelopes.h"
-#include "engine/client/human_client.h"
-#include "engine/client/scripted_model.h"
-#include "tools/examples/example_network.h"
+#include "tools/examples/example_support.h"
 
 namespace {
 
@@ -61,19 +58,7 @@ class Forwarded {
 int run(const std::string& url, int messages) {
   examples::ExampleNetwork network(url);
   auto queue = std::make_shared<Forwarded>();
-
-  client::Registration registration;
-  registration.passport.name = examples::unique_name("gateway");
-  auto no_model = std::make_shared<client::ScriptedModel>(
-      std::vector<client::ModelReply>{});
-  client::AgentOptions options;
-  options.attach_plugin = false;
-  const auto gateway =
-      need(client::wait<std::shared_ptr<client::AgentClient>>([&](auto done) {
-             client::AgentClient::register_agent(
-                 network.connect(), registration, no_model, options, done);
-           }),
-           "register the gateway");
+  const auto gateway = examples::register_headless(network, "gateway");
   gateway->on_envelope(
       [self = gateway.get(), queue](const Envelope& envelope,
                                     client::Handler<void> done) {
@@ -84,27 +69,14 @@ int run(const std::string& url, int messages) {
         queue->push(envelope.sender_id + ": " + client::text_of(envelope));
         done({});
       });
+  const auto human = examples::register_human(network, "writer");
 
-  client::Registration person;
-  person.passport.name = examples::unique_name("writer");
-  auto human =
-      need(client::wait<std::shared_ptr<client::HumanClient>>([&](auto done) {
-             client::HumanClient::register_human(network.connect(), person, {},
-                                                 done);
-           }),
-           "register the human");
-  auto channel = need(client::wait<client::ChannelMetadata>([&](auto done) {
-                        human->open({.type = "conversation",
-                                     .targets = {registration.passport.name}},
-                                    done);
-                      }),
-                      "open the conversation");
+  const auto channel = examples::open_channel(
+      *human, {.type = "conversation", .targets = {gateway->passport().name}});
   std::vector<std::string> sent;
   for (int i = 1; i <= messages; ++i) {
     const std::string text = "message " + std::to_string(i);
-    need(client::wait<std::string>(
-             [&](auto done) { human->send(channel.channel_id, text, done); }),
-         "send " + text);
+    examples::say(*human, channel.channel_id, text);
     sent.push_back(human->agent_id() + ": " + text);
   }
 

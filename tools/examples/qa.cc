@@ -14,19 +14,14 @@
 
 #include "engine/client/agent_client.h"
 #include "engine/client/envelopes.h"
-#include "engine/client/human_client.h"
 #include "engine/client/scripted_model.h"
-#include "tools/examples/example_network.h"
+#include "tools/examples/example_support.h"
 
 namespace {
 
 using namespace parley;
-using namespace std::chrono_literals;
-using client::Envelope;
+using client::event_type::kText;
 using examples::need;
-
-// How long the human waits for the reply, and then for the close.
-constexpr auto kWait = 30s;
 
 int run(const std::string& url, const std::string& question) {
   examples::ExampleNetwork network(url);
@@ -42,55 +37,9 @@ int run(const std::string& url, const std::string& question) {
                                                  model, {}, done);
            }),
            "register the agent");
-  const client::Passport& agent_passport = answerer->passport();
+  const auto human = examples::register_human(network, "asker");
 
-  // The human, on another connection.
-  client::Registration person;
-  person.passport.name = examples::unique_name("asker");
-  auto human =
-      need(client::wait<std::shared_ptr<client::HumanClient>>([&](auto done) {
-             client::HumanClient::register_human(network.connect(), person, {},
-                                                 done);
-           }),
-           "register the human");
-
-  auto channel = need(
-      client::wait<client::ChannelMetadata>([&](auto done) {
-        human->open({.type = "consulting", .targets = {agent_passport.name}},
-                    done);
-      }),
-      "open the consulting channel");
-  std::cout << "channel " << channel.channel_id << " (consulting) opened by "
-            << person.passport.name << " with " << agent_passport.name << '\n';
-  need(client::wait<std::string>(
-           [&](auto done) { human->send(channel.channel_id, question, done); }),
-       "send the question");
-  std::cout << person.passport.name << " -> " << agent_passport.name << ": "
-            << question << '\n';
-
-  auto in_channel = [&](std::string_view type) {
-    return [id = channel.channel_id, type](const Envelope& e) {
-      return e.channel_id == id && e.event_type == type;
-    };
-  };
-  auto reply = need(client::wait<Envelope>([&](auto done) {
-                      human->next_envelope(
-                          in_channel(client::event_type::kText), kWait, done);
-                    }),
-                    "wait for the reply");
-  std::cout << agent_passport.name << " -> " << person.passport.name << ": "
-            << client::text_of(reply) << '\n';
-  auto closed =
-      need(client::wait<Envelope>([&](auto done) {
-             human->next_envelope(
-                 in_channel(client::event_type::kChannelClosed), kWait, done);
-           }),
-           "wait for the close");
-  std::cout << "channel closed: " << client::event_data_json(closed) << '\n';
-  return client::event_data_json(closed).find("consulting_complete") !=
-                 std::string::npos
-             ? 0
-             : 1;
+  return examples::consult(*human, answerer->passport().name, question);
 }
 
 }  // namespace

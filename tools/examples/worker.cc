@@ -13,21 +13,15 @@
 #include <iostream>
 #include <sstream>
 
-#include "engine/client/agent_client.h"
 #include "engine/client/default_handler.h"
 #include "engine/client/envelopes.h"
-#include "engine/client/human_client.h"
-#include "engine/client/scripted_model.h"
-#include "tools/examples/example_network.h"
+#include "tools/examples/example_support.h"
 
 namespace {
 
 using namespace parley;
-using namespace std::chrono_literals;
 using client::Envelope;
-using examples::need;
-
-constexpr auto kWait = 30s;
+using client::event_type::kText;
 
 std::string count_words(std::string_view text) {
   std::istringstream words{std::string(text)};
@@ -38,24 +32,11 @@ std::string count_words(std::string_view text) {
 
 int run(const std::string& url, const std::string& text) {
   examples::ExampleNetwork network(url);
-
-  client::Registration registration;
-  registration.passport.name = examples::unique_name("counter");
-  // No model is ever called: the handler below answers.
-  auto no_model = std::make_shared<client::ScriptedModel>(
-      std::vector<client::ModelReply>{});
-  client::AgentOptions options;
-  options.attach_plugin = false;
-  const auto worker =
-      need(client::wait<std::shared_ptr<client::AgentClient>>([&](auto done) {
-             client::AgentClient::register_agent(
-                 network.connect(), registration, no_model, options, done);
-           }),
-           "register the worker");
+  const auto worker = examples::register_headless(network, "counter");
   // The handler holds the client by raw pointer: the client owns it.
   worker->on_envelope([self = worker.get()](const Envelope& envelope,
                                             client::Handler<void> done) {
-    if (envelope.event_type != client::event_type::kText ||
+    if (envelope.event_type != kText ||
         envelope.sender_id == self->agent_id()) {
       return client::default_handler(envelope, *self, std::move(done));
     }
@@ -67,50 +48,9 @@ int run(const std::string& url, const std::string& text) {
         },
         std::nullopt, envelope.envelope_id);
   });
+  const auto human = examples::register_human(network, "asker");
 
-  client::Registration person;
-  person.passport.name = examples::unique_name("asker");
-  auto human =
-      need(client::wait<std::shared_ptr<client::HumanClient>>([&](auto done) {
-             client::HumanClient::register_human(network.connect(), person, {},
-                                                 done);
-           }),
-           "register the human");
-  auto channel = need(client::wait<client::ChannelMetadata>([&](auto done) {
-                        human->open({.type = "consulting",
-                                     .targets = {registration.passport.name}},
-                                    done);
-                      }),
-                      "open the consulting channel");
-  need(client::wait<std::string>(
-           [&](auto done) { human->send(channel.channel_id, text, done); }),
-       "send the text");
-  std::cout << person.passport.name << " -> " << registration.passport.name
-            << ": " << text << '\n';
-
-  auto in_channel = [&](std::string_view type) {
-    return [id = channel.channel_id, type](const Envelope& e) {
-      return e.channel_id == id && e.event_type == type;
-    };
-  };
-  auto reply = need(client::wait<Envelope>([&](auto done) {
-                      human->next_envelope(
-                          in_channel(client::event_type::kText), kWait, done);
-                    }),
-                    "wait for the count");
-  std::cout << registration.passport.name << " -> " << person.passport.name
-            << ": " << client::text_of(reply) << '\n';
-  auto closed =
-      need(client::wait<Envelope>([&](auto done) {
-             human->next_envelope(
-                 in_channel(client::event_type::kChannelClosed), kWait, done);
-           }),
-           "wait for the close");
-  std::cout << "channel closed: " << client::event_data_json(closed) << '\n';
-  return client::event_data_json(closed).find("consulting_complete") !=
-                 std::string::npos
-             ? 0
-             : 1;
+  return examples::consult(*human, worker->passport().name, text);
 }
 
 }  // namespace

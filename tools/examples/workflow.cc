@@ -17,19 +17,17 @@
 
 #include "engine/client/agent_client.h"
 #include "engine/client/envelopes.h"
-#include "engine/client/human_client.h"
 #include "engine/client/scripted_model.h"
-#include "tools/examples/example_network.h"
+#include "tools/examples/example_support.h"
 
 namespace {
 
 using namespace parley;
-using namespace std::chrono_literals;
 using client::Envelope;
+using client::event_type::kChannelClosed;
+using client::event_type::kPacket;
 using examples::need;
 using nlohmann::json;
-
-constexpr auto kWait = 30s;
 
 // AG2's TransitionGraph.sequence(steps): each step hands to the next.
 json sequence(const std::vector<std::string>& steps) {
@@ -70,53 +68,28 @@ int run(const std::string& url, const std::string& brief) {
                                 "Parley: every agent heard, nothing lost.");
   const auto reviewer = scripted(network, examples::unique_name("reviewer"),
                                  "Approved: short, and true.");
-  client::Registration person;
-  person.passport.name = examples::unique_name("editor");
-  auto human =
-      need(client::wait<std::shared_ptr<client::HumanClient>>([&](auto done) {
-             client::HumanClient::register_human(network.connect(), person, {},
-                                                 done);
-           }),
-           "register the human");
+  const auto human = examples::register_human(network, "editor");
   const json graph =
       sequence({human->agent_id(), drafter->agent_id(), reviewer->agent_id()});
-  auto channel = need(
-      client::wait<client::ChannelMetadata>([&](auto done) {
-        human->open(
-            {.type = "workflow",
-             .targets = {drafter->passport().name, reviewer->passport().name},
-             .knobs_json = json{{"graph", graph}}.dump()},
-            done);
-      }),
-      "open the workflow");
-  need(client::wait<std::string>(
-           [&](auto done) { human->send(channel.channel_id, brief, done); }),
-       "seed the workflow");
-  std::cout << person.passport.name << ": " << brief << '\n';
+  const auto channel = examples::open_channel(
+      *human, {.type = "workflow",
+               .targets = {drafter->passport().name, reviewer->passport().name},
+               .knobs_json = json{{"graph", graph}}.dump()});
+  examples::say(*human, channel.channel_id, brief);
 
   const std::map<std::string, std::string> names{
       {drafter->agent_id(), drafter->passport().name},
       {reviewer->agent_id(), reviewer->passport().name}};
   for (;;) {
-    auto next = need(
-        client::wait<Envelope>([&](auto done) {
-          human->next_envelope(
-              [id = channel.channel_id](const Envelope& e) {
-                return e.channel_id == id &&
-                       (e.event_type == client::event_type::kPacket ||
-                        e.event_type == client::event_type::kChannelClosed);
-              },
-              kWait, done);
-        }),
-        "wait for the next step");
-    const json data = json::parse(client::event_data_json(next));
-    if (next.event_type == client::event_type::kChannelClosed) {
-      std::cout << "channel closed: " << data.dump() << '\n';
-      return data.value("reason", "") == "sequence_complete" ? 0 : 1;
+    const auto next = examples::next_in_channel(*human, channel.channel_id,
+                                                {kPacket, kChannelClosed});
+    if (next.event_type == kChannelClosed) {
+      return examples::closed_with(next, "sequence_complete") ? 0 : 1;
     }
     const auto name = names.find(next.sender_id);
     std::cout << (name == names.end() ? next.sender_id : name->second) << ": "
-              << data.value("body", "") << '\n';
+              << json::parse(client::event_data_json(next)).value("body", "")
+              << '\n';
   }
 }
 
