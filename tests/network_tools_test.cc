@@ -7,8 +7,10 @@
 #include <doctest/doctest.h>
 
 #include <boost/asio/post.hpp>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "engine/client/default_handler.h"
 #include "engine/client/envelopes.h"
 #include "engine/client/task.h"
 #include "engine/registry/skill.h"
@@ -478,6 +480,52 @@ TEST_SUITE("client") {
     CHECK(
         run_tool(tasks, watcher, {{"action", "status"}, {"task_id", "nope"}}) ==
         "Error: task 'nope' not found");
+  }
+
+  TEST_CASE_TEMPLATE(
+      "a turn run under a task gives it to the tools the model calls", Net,
+      InProcessNet, WsNet) {
+    Net net;
+    auto model = std::make_shared<ScriptedModel>(std::vector<ModelReply>{
+        client::tool_call_reply(
+            "tasks", R"({"action":"progress","payload":{"step":1}})"),
+        {.text = "on it", .tool_calls = {}}});
+    auto worker = scripted_agent(net, "worker", model);
+    // Each text starts a task and runs the default turn under it.
+    std::mutex mutex;
+    std::string task_id;
+    worker->on_envelope([self = worker.get(), &mutex, &task_id](
+                            const Envelope& envelope,
+                            client::Handler<void> done) {
+      if (envelope.event_type != event_type::kText) {
+        return client::default_handler(envelope, *self, std::move(done));
+      }
+      client::Task::start(
+          self->shared_from_this(), {.title = "answer"}, envelope.channel_id,
+          [self, envelope, done, &mutex,
+           &task_id](client::Result<std::shared_ptr<client::Task>> task) {
+            if (!task) return done(std::unexpected(task.error()));
+            {
+              std::lock_guard lock(mutex);
+              task_id = (*task)->task_id();
+            }
+            client::default_handler(envelope, *self, done, *task);
+          });
+    });
+    auto [ada, seen] = human(net, "ada");
+    auto channel = open(*ada, "conversation", "worker");
+    send(*ada, channel.channel_id, "start");
+    REQUIRE(seen->wait_until([](const std::vector<Envelope>& all) {
+      return std::ranges::any_of(
+          all, [](const Envelope& e) { return client::text_of(e) == "on it"; });
+    }));
+    std::lock_guard lock(mutex);
+    auto task = net.hub().get_task(task_id);
+    REQUIRE(task.has_value());
+    CHECK(json::parse(task->progress) == json{{"step", 1}});
+    const auto requests = model->requests();
+    REQUIRE(requests.size() == 2);
+    CHECK(requests[1].messages.back().text == "progress emitted on " + task_id);
   }
 
   TEST_CASE_TEMPLATE("attach_plugin false offers the adapter's tools only", Net,

@@ -172,7 +172,8 @@ class Turn : public std::enable_shared_from_this<Turn> {
     };
     for (const Tool& tool : options.tools) offer(tool);
     if (options.attach_plugin) {
-      for (const Tool& tool : network_tools()) offer(tool);
+      static const std::vector<Tool> plugin = network_tools();
+      for (const Tool& tool : plugin) offer(tool);
     }
     for (const Tool& tool : tools_) request_.tools.push_back(tool.schema);
   }
