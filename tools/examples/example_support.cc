@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,18 @@ ExampleNetwork::ExampleNetwork(std::string url) : url_(std::move(url)) {
   hub_ = std::move(*opened);
 }
 
+ExampleNetwork::~ExampleNetwork() {
+  for (const auto& weak : clients_) {
+    auto client = weak.lock();
+    if (!client) continue;
+    client->close();
+    // Posted after the close on the client's strand: runs once it has.
+    (void)client::wait<void>([&](auto done) {
+      boost::asio::post(client->executor(), [done] { done({}); });
+    });
+  }
+}
+
 ExampleNetwork::TempDir::~TempDir() {
   if (path.empty()) return;
   std::error_code ignored;
@@ -35,11 +48,15 @@ ExampleNetwork::TempDir::~TempDir() {
 }
 
 std::shared_ptr<client::HubClient> ExampleNetwork::connect() {
-  if (hub_) return client::HubClient::in_process(io_.executor(), *hub_);
-  return need(client::wait<std::shared_ptr<client::HubClient>>([&](auto done) {
-                client::HubClient::connect(io_.executor(), url_, {}, done);
-              }),
-              "connect to " + url_);
+  auto client = hub_ ? client::HubClient::in_process(io_.executor(), *hub_)
+                     : need(client::wait<std::shared_ptr<client::HubClient>>(
+                                [&](auto done) {
+                                  client::HubClient::connect(io_.executor(),
+                                                             url_, {}, done);
+                                }),
+                            "connect to " + url_);
+  clients_.push_back(client);
+  return client;
 }
 
 std::string unique_name(std::string_view prefix) {

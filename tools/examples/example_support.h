@@ -4,8 +4,9 @@
 // a failed step into an exception naming it (main prints it and exits 1);
 // and the steps every example takes, each through `need`.
 //
-// Lifetime: the clients an example connects must be gone before the
-// ExampleNetwork (they post their closes to its io thread and hub).
+// Lifetime: the ExampleNetwork closes every connection it made before it
+// stops its io thread (a turn still in flight keeps its AgentClient, and
+// with it the connection, alive; only close() lets go of it).
 #pragma once
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "engine/client/agent_client.h"
 #include "engine/client/blocking.h"
@@ -27,6 +29,7 @@ class ExampleNetwork {
  public:
   // An empty `url`: the in-process hub. Throws when the store cannot open.
   explicit ExampleNetwork(std::string url);
+  ~ExampleNetwork();
   ExampleNetwork(const ExampleNetwork&) = delete;
   ExampleNetwork& operator=(const ExampleNetwork&) = delete;
 
@@ -42,6 +45,7 @@ class ExampleNetwork {
   };
 
   std::string url_;
+  std::vector<std::weak_ptr<client::HubClient>> clients_;
   TempDir dir_;  // the in-process hub's store
   std::unique_ptr<engine::Hub> hub_;
   // Declared after the hub, so destroyed before it: the clients' closes,
