@@ -275,6 +275,61 @@ TEST_SUITE("client") {
     CHECK(queue->all().size() == 1);
   }
 
+  TEST_CASE_TEMPLATE(
+      "two agents take their turns in a human's discussion, round robin", Net,
+      InProcessNet, WsNet) {
+    Net net;
+    auto first_model =
+        std::make_shared<ScriptedModel>(ScriptedModel::texts({"I say yes"}));
+    auto second_model =
+        std::make_shared<ScriptedModel>(ScriptedModel::texts({"I say no"}));
+    auto first = scripted_agent(net, "first", first_model);
+    auto second = scripted_agent(net, "second", second_model);
+    auto [ada, seen] = human(net, "ada");
+    HumanClient& chair = *ada;  // a lambda may not capture a binding
+    auto opened = wait<client::ChannelMetadata>([&](auto done) {
+      chair.open({.type = "discussion", .targets = {"first", "second"}}, done);
+    });
+    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    send(chair, opened->channel_id, "Ship on Friday?");
+
+    // The creator speaks first, then each participant in order; then it is
+    // the creator's turn again, so nobody else speaks.
+    REQUIRE(seen->wait_until([](const std::vector<Envelope>& all) {
+      return std::ranges::count(all, std::string(event_type::kText),
+                                &Envelope::event_type) >= 2;
+    }));
+    auto wal = net.hub().read_wal(opened->channel_id);
+    REQUIRE(wal.has_value());
+    std::vector<std::pair<std::string, std::string>> spoken;
+    for (const Envelope& e : *wal) {
+      if (e.event_type == event_type::kText) {
+        spoken.emplace_back(e.sender_id, client::text_of(e));
+      }
+    }
+    CHECK(spoken == std::vector<std::pair<std::string, std::string>>{
+                        {ada->agent_id(), "Ship on Friday?"},
+                        {first->agent_id(), "I say yes"},
+                        {second->agent_id(), "I say no"}});
+    CHECK(net.hub()
+              .adapter_state(opened->channel_id)
+              .value()
+              .value()
+              .find("\"expected_next_speaker\":\"" + ada->agent_id() + "\"") !=
+          std::string::npos);
+    // The second saw the discussion so far under the named view.
+    const auto requests = second_model->requests();
+    REQUIRE(requests.size() == 1);
+    CHECK(roles_and_texts(requests[0].messages) ==
+          std::vector<std::pair<Role, std::string>>{
+              {Role::kSystem,
+               "You are second (agent_id: " + second->agent_id() + ")."},
+              {Role::kUser, "[ada]: Ship on Friday?"},
+              {Role::kUser, "[first]: I say yes"}});
+    CHECK(first_model->requests().size() == 1);
+    check_same_fold(net.hub(), opened->channel_id);
+  }
+
   TEST_CASE_TEMPLATE("an agent sends custom envelopes and opens channels", Net,
                      InProcessNet, WsNet) {
     Net net;
