@@ -317,15 +317,15 @@ TEST_SUITE("client") {
               .value()
               .find("\"expected_next_speaker\":\"" + ada->agent_id() + "\"") !=
           std::string::npos);
-    // The second saw the discussion so far under the named view.
+    // Each ran one turn under the named view. Which envelope the second's
+    // turn answers is a race, as in AG2: its handler may see the human's
+    // question after the first already answered, when it is already the
+    // second's turn (can_send is asked then), and answer that.
     const auto requests = second_model->requests();
     REQUIRE(requests.size() == 1);
-    CHECK(roles_and_texts(requests[0].messages) ==
-          std::vector<std::pair<Role, std::string>>{
-              {Role::kSystem,
-               "You are second (agent_id: " + second->agent_id() + ")."},
-              {Role::kUser, "[ada]: Ship on Friday?"},
-              {Role::kUser, "[first]: I say yes"}});
+    CHECK(requests[0].messages[1] ==
+          client::ModelMessage{.role = Role::kUser,
+                               .text = "[ada]: Ship on Friday?"});
     CHECK(first_model->requests().size() == 1);
     check_same_fold(net.hub(), opened->channel_id);
   }
