@@ -514,6 +514,37 @@ TEST_SUITE("client") {
     CHECK(none.error().message == "no matching envelope within 200 ms");
   }
 
+  TEST_CASE_TEMPLATE(
+      "for_each_envelope streams every envelope in order until disconnect", Net,
+      InProcessNet, WsNet) {
+    Net net;
+    RecordingAgent alice = recording_agent(net, "alice");
+    RecordingHuman bob = recording_human(net, "bob");
+    auto streamed = std::make_shared<Recorder>();
+    auto ended = std::make_shared<std::promise<Result<void>>>();
+    bob.human->for_each_envelope(
+        [streamed](const Envelope& envelope, std::function<void()> next) {
+          streamed->add(envelope);
+          next();
+        },
+        [ended](Result<void> end) { ended->set_value(end); });
+    auto channel = open_channel<Net>(alice, bob.id(), "conversation");
+    for (const char* text : {"one", "two", "three"}) {
+      say(*alice.hub, channel.channel_id, alice.id(), text);
+    }
+    REQUIRE(streamed->wait_until(
+        [](const auto& seen) { return seen.size() == 5; }));
+    CHECK(streamed->types() ==
+          std::vector<std::string>{"ag2.channel.invite", "ag2.channel.opened",
+                                   "ag2.msg.text", "ag2.msg.text",
+                                   "ag2.msg.text"});
+    CHECK(streamed->texts() == std::vector<std::string>{"one", "two", "three"});
+    bob.human->disconnect();
+    auto end = ended->get_future();
+    REQUIRE(end.wait_for(10s) == std::future_status::ready);
+    CHECK(end.get().has_value());
+  }
+
   TEST_CASE_TEMPLATE("a removed callback is not called again", Net,
                      InProcessNet, WsNet) {
     Net net;

@@ -301,6 +301,34 @@ void HumanClient::next_envelope(
             });
 }
 
+namespace {
+
+// One step of for_each_envelope: waits for the next queued envelope. The
+// waiter holds the state weakly (the state holds the waiter); a `next`
+// called after the state is gone ends the stream.
+void stream_from(const std::weak_ptr<HumanClient::State>& weak,
+                 HumanClient::StreamStep each, Handler<void> end) {
+  auto state = weak.lock();
+  if (!state) return end({});
+  net::post(state->hub->executor(), [weak, state, each = std::move(each),
+                                     end = std::move(end)]() mutable {
+    state->add_waiter(
+        nullptr, std::nullopt, [weak, each, end](Result<Envelope> envelope) {
+          if (!envelope) {
+            if (envelope.error().code == code::kClosed) return end({});
+            return end(std::unexpected(envelope.error()));
+          }
+          each(*envelope, [weak, each, end] { stream_from(weak, each, end); });
+        });
+  });
+}
+
+}  // namespace
+
+void HumanClient::for_each_envelope(StreamStep each, Handler<void> end) {
+  stream_from(state_, std::move(each), std::move(end));
+}
+
 void HumanClient::disconnect() {
   net::post(state_->hub->executor(), [state = state_] { state->disconnect(); });
 }

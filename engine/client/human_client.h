@@ -87,6 +87,14 @@ class HumanClient {
                      std::optional<std::chrono::milliseconds> timeout,
                      Handler<Envelope> done);
 
+  // Pull, as a stream (AG2's `async for envelope in human.envelopes()`):
+  // `each` gets every queued envelope in order, one at a time (the next
+  // once it calls `next`), until disconnect(), when `end` is told success.
+  // Shares the queue with next_envelope.
+  using StreamStep =
+      std::function<void(const Envelope& envelope, std::function<void()> next)>;
+  void for_each_envelope(StreamStep each, Handler<void> end);
+
   // Stops deliveries to this human. Idempotent.
   void disconnect();
 
