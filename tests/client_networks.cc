@@ -9,6 +9,19 @@
 
 namespace parley::testing {
 
+void OpenedClients::close_all() {
+  for (const auto& weak : clients_) {
+    if (auto client = weak.lock()) client::close_and_wait(*client);
+  }
+  clients_.clear();
+}
+
+std::shared_ptr<client::HubClient> OpenedClients::add(
+    std::shared_ptr<client::HubClient> client) {
+  clients_.push_back(client);
+  return client;
+}
+
 InProcessNet::InProcessNet() {
   auto opened = log::open_rocksdb_log_store(dir_.path() / "store");
   REQUIRE_MESSAGE(opened.has_value(), error_message(opened));
@@ -26,12 +39,15 @@ InProcessNet::InProcessNet() {
   hub_ = std::move(*hub);
 }
 
-InProcessNet::~InProcessNet() { (void)hub_->close(); }
+InProcessNet::~InProcessNet() {
+  clients_.close_all();
+  (void)hub_->close();
+}
 
 std::shared_ptr<client::HubClient> InProcessNet::connect(
     client::HubClientOptions options) {
-  return client::HubClient::in_process(io_.executor(), *hub_,
-                                       std::move(options));
+  return clients_.add(
+      client::HubClient::in_process(io_.executor(), *hub_, std::move(options)));
 }
 
 WsNet::WsNet()
@@ -48,7 +64,7 @@ std::shared_ptr<client::HubClient> WsNet::connect(
                                    done);
       });
   REQUIRE_MESSAGE(connected.has_value(), connected.error().message);
-  return *connected;
+  return clients_.add(*connected);
 }
 
 void Recorder::add(const engine::Envelope& envelope) {

@@ -6,8 +6,8 @@
 // schemes "none" and "api_key", with the key "secret" for the agent named
 // "keyed" (kKeyedAgent, kKeyedSecret).
 //
-// Destruction order: clients (test locals) first, then the io thread, then
-// the hub or server.
+// Destruction order: clients (test locals) first, then every connection
+// still open is closed, then the io thread stops, then the hub or server.
 #pragma once
 
 #include <chrono>
@@ -32,6 +32,20 @@ using namespace std::chrono_literals;
 inline constexpr const char* kKeyedAgent = "keyed";
 inline constexpr const char* kKeyedSecret = "secret";
 
+// Closes every connection it made, and waits for the closes, before its io
+// thread stops (a turn still in flight would otherwise keep its client,
+// and the connection, open until the server gives up on it).
+class OpenedClients {
+ public:
+  ~OpenedClients() { close_all(); }
+  std::shared_ptr<client::HubClient> add(
+      std::shared_ptr<client::HubClient> client);
+  void close_all();
+
+ private:
+  std::vector<std::weak_ptr<client::HubClient>> clients_;
+};
+
 class InProcessNet {
  public:
   InProcessNet();
@@ -45,6 +59,7 @@ class InProcessNet {
   ScratchDir dir_;
   std::unique_ptr<engine::Hub> hub_;
   client::IoThread io_;
+  OpenedClients clients_;  // closed before the io thread stops
 };
 
 class WsNet {
@@ -63,6 +78,7 @@ class WsNet {
  private:
   std::unique_ptr<ServeFixture> serve_;
   client::IoThread io_;
+  OpenedClients clients_;  // closed before the io thread stops
 };
 
 // Envelopes seen by a callback on the io thread, read by the test thread.

@@ -491,13 +491,15 @@ TEST_SUITE("client") {
             "tasks", R"({"action":"progress","payload":{"step":1}})"),
         {.text = "on it", .tool_calls = {}}});
     auto worker = scripted_agent(net, "worker", model);
-    // Each text starts a task and runs the default turn under it.
+    // Each text from someone else starts a task and runs the default turn
+    // under it.
     std::mutex mutex;
     std::string task_id;
     worker->on_envelope([self = worker.get(), &mutex, &task_id](
                             const Envelope& envelope,
                             client::Handler<void> done) {
-      if (envelope.event_type != event_type::kText) {
+      if (envelope.event_type != event_type::kText ||
+          envelope.sender_id == self->agent_id()) {
         return client::default_handler(envelope, *self, std::move(done));
       }
       client::Task::start(

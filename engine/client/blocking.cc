@@ -6,6 +6,8 @@
 #include <future>
 #include <thread>
 
+#include "engine/client/hub_client.h"
+
 namespace parley::client {
 
 namespace net = boost::asio;
@@ -18,6 +20,14 @@ struct IoThread::Impl {
 };
 
 IoThread::IoThread() : impl_(std::make_unique<Impl>()) {}
+
+void close_and_wait(HubClient& client) {
+  client.close();
+  // Posted after the close on the same strand: runs once the close has.
+  (void)wait<void>([&](Handler<void> done) {
+    net::post(client.executor(), [done] { done({}); });
+  });
+}
 
 IoThread::~IoThread() {
   // Handlers queued before now (a client's close, posted by its destructor)

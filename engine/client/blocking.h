@@ -43,4 +43,11 @@ Result<T> wait(Start&& start) {
   return future.get();
 }
 
+class HubClient;
+
+// Closes `client` and returns once the close has run on its strand (its
+// pending calls told kClosed, so a turn in flight lets go of its agent).
+// For a program's shutdown, before the executor stops.
+void close_and_wait(HubClient& client);
+
 }  // namespace parley::client

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -31,13 +30,7 @@ ExampleNetwork::ExampleNetwork(std::string url) : url_(std::move(url)) {
 
 ExampleNetwork::~ExampleNetwork() {
   for (const auto& weak : clients_) {
-    auto client = weak.lock();
-    if (!client) continue;
-    client->close();
-    // Posted after the close on the client's strand: runs once it has.
-    (void)client::wait<void>([&](auto done) {
-      boost::asio::post(client->executor(), [done] { done({}); });
-    });
+    if (auto client = weak.lock()) client::close_and_wait(*client);
   }
 }
 
