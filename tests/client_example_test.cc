@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "tests/serve_fixture.h"
@@ -30,41 +31,47 @@ Run run(const std::string& command, const ScratchDir& dir) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
 }
 
+// Whether `output` has a line matching `line` (an ECMAScript regex).
+bool has_line(const std::string& output, const std::string& line) {
+  return std::regex_search(output, std::regex("(^|\n)" + line + "\n"));
+}
+
 void check_qa_transcript(const Run& qa) {
   CHECK_MESSAGE(qa.exit_code == 0, qa.output);
-  CHECK(qa.output.find("(consulting) opened by asker-") != std::string::npos);
-  CHECK(qa.output.find(": Can we ship the release this week?") !=
-        std::string::npos);
-  CHECK(qa.output.find(": Ship it on Thursday; the tests are green.") !=
-        std::string::npos);
+  CHECK(
+      has_line(qa.output, R"(channel \w+ \(consulting\) opened by asker-\d+)"));
+  CHECK(
+      has_line(qa.output, R"(asker-\d+: Can we ship the release this week\?)"));
+  CHECK(
+      has_line(qa.output,
+               R"(answerer-\d+: Ship it on Thursday; the tests are green\.)"));
   CHECK(qa.output.find("\"reason\":\"consulting_complete\"") !=
         std::string::npos);
 }
 
 void check_worker_transcript(const Run& worker) {
   CHECK_MESSAGE(worker.exit_code == 0, worker.output);
-  CHECK(worker.output.find(": count the words in this sentence") !=
-        std::string::npos);
-  CHECK(worker.output.find(": 6 words") != std::string::npos);
+  CHECK(has_line(worker.output,
+                 R"(asker-\d+: count the words in this sentence)"));
+  CHECK(has_line(worker.output, R"(counter-\d+: 6 words)"));
   CHECK(worker.output.find("\"reason\":\"consulting_complete\"") !=
         std::string::npos);
 }
 
 void check_gateway_transcript(const Run& gateway) {
   CHECK_MESSAGE(gateway.exit_code == 0, gateway.output);
-  for (const char* line : {": message 1\n", ": message 2\n", ": message 3\n"}) {
-    CHECK(gateway.output.find(line) != std::string::npos);
+  for (const char* text : {"message 1", "message 2", "message 3"}) {
+    CHECK(has_line(gateway.output, std::string(R"(queue <- \w+: )") + text));
   }
 }
 
 void check_workflow_transcript(const Run& workflow) {
   CHECK_MESSAGE(workflow.exit_code == 0, workflow.output);
-  const auto seed = workflow.output.find(": Write a one-line tagline");
-  const auto draft = workflow.output.find(": Parley: every agent heard");
-  const auto review = workflow.output.find(": Approved: short, and true.");
-  CHECK(seed < draft);
-  CHECK(draft < review);
-  CHECK(review != std::string::npos);
+  CHECK(std::regex_search(
+      workflow.output,
+      std::regex(R"(editor-\d+: Write a one-line tagline for Parley\.\n)"
+                 R"(drafter-\d+: Parley: every agent heard, nothing lost\.\n)"
+                 R"(reviewer-\d+: Approved: short, and true\.\n)")));
   CHECK(workflow.output.find("\"reason\":\"sequence_complete\"") !=
         std::string::npos);
 }

@@ -35,9 +35,6 @@ json metadata_json(const ChannelMetadata& metadata) {
                             {"on_violation", e.on_violation},
                             {"params", tools::json_field(e.params)}});
   }
-  auto optional = [](const std::optional<std::string>& value) {
-    return value ? json(*value) : json(nullptr);
-  };
   return {{"channel_id", metadata.channel_id},
           {"type", metadata.manifest.type},
           {"version", metadata.manifest.version},
@@ -48,8 +45,8 @@ json metadata_json(const ChannelMetadata& metadata) {
           {"labels", tools::json_field(metadata.labels)},
           {"expectations", std::move(expectations)},
           {"created_at", metadata.created_at},
-          {"expires_at", optional(metadata.expires_at)},
-          {"closed_at", optional(metadata.closed_at)},
+          {"expires_at", tools::or_null(metadata.expires_at)},
+          {"closed_at", tools::or_null(metadata.closed_at)},
           {"close_reason", metadata.close_reason}};
 }
 

@@ -27,8 +27,7 @@ struct Consult : std::enable_shared_from_this<Consult> {
   std::string target_id;  // resolved
   std::string prompt;
   std::optional<std::string> capability;
-  double timeout_seconds = 300;
-  std::string timeout_text = "300.0";  // as Python prints the number
+  tools::Seconds timeout{300, "300.0"};
   std::int64_t depth = 1;
   std::string channel_id;
   std::unique_ptr<net::steady_timer> timer;
@@ -85,13 +84,12 @@ struct Consult : std::enable_shared_from_this<Consult> {
     client->watch_channel(
         channel_id, [self](const Envelope& envelope) { self->seen(envelope); });
     timer = std::make_unique<net::steady_timer>(
-        client->hub_client()->executor(),
-        tools::wait_duration(timeout_seconds));
+        client->hub_client()->executor(), tools::wait_duration(timeout.value));
     timer->async_wait([self](boost::system::error_code ec) {
       if (ec) return;
       self->answer(
           error_result("delegate to " + engine::python_repr(self->target) +
-                       " timed out after " + self->timeout_text + "s"));
+                       " timed out after " + self->timeout.text + "s"));
     });
     Envelope question = text_envelope(channel_id, client->agent_id(), prompt,
                                       std::vector{target_id});
@@ -154,12 +152,7 @@ Tool delegate_tool() {
     consult->target = std::move(*target);
     consult->prompt = std::move(*prompt);
     consult->capability = tools::text(arguments, "capability");
-    if (const auto timeout = arguments.find("timeout");
-        timeout != arguments.end() && timeout->is_number() &&
-        timeout->get<double>() >= 0) {
-      consult->timeout_seconds = timeout->get<double>();
-      consult->timeout_text = timeout->dump();
-    }
+    consult->timeout = tools::seconds(arguments, "timeout", consult->timeout);
     if (dependencies.triggering) {
       consult->depth = dependencies.triggering->depth + 1;
     }

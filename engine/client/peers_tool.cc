@@ -15,43 +15,39 @@ namespace {
 
 using nlohmann::json;
 using tools::error_result;
-
-const json& field(const json& object, std::string_view key) {
-  static const json null;
-  const auto found = object.is_object() ? object.find(key) : object.end();
-  return found == object.end() ? null : *found;
-}
+using tools::member;
+using tools::or_null;
 
 // AG2's _passport_summary, from the wire's passport and resume objects.
 json summary_of(const json& passport, const json& resume) {
   std::int64_t completed = 0;
   std::int64_t total = 0;
-  const json& observed = field(resume, "observed");
+  const json& observed = member(resume, "observed");
   if (observed.is_object()) {
     for (const auto& [capability, stats] : observed.items()) {
-      completed += field(stats, "completed").is_number_integer()
-                       ? field(stats, "completed").get<std::int64_t>()
+      completed += member(stats, "completed").is_number_integer()
+                       ? member(stats, "completed").get<std::int64_t>()
                        : 0;
-      total += field(stats, "n").is_number_integer()
-                   ? field(stats, "n").get<std::int64_t>()
+      total += member(stats, "n").is_number_integer()
+                   ? member(stats, "n").get<std::int64_t>()
                    : 0;
     }
   }
-  const json& cost = field(passport, "cost");
-  json capabilities = field(resume, "claimed_capabilities");
+  const json& cost = member(passport, "cost");
+  json capabilities = member(resume, "claimed_capabilities");
   return {
-      {"name", field(passport, "name")},
-      {"agent_id", field(passport, "agent_id")},
-      {"summary", field(resume, "summary")},
+      {"name", member(passport, "name")},
+      {"agent_id", member(passport, "agent_id")},
+      {"summary", member(resume, "summary")},
       {"capabilities", capabilities.is_array() ? capabilities : json::array()},
       {"observed_success_rate",
        total != 0
            ? json(static_cast<double>(completed) / static_cast<double>(total))
            : json(nullptr)},
       {"cost", cost.is_object()
-                   ? json{{"input_per_mtok", field(cost, "input_per_mtok")},
-                          {"output_per_mtok", field(cost, "output_per_mtok")},
-                          {"latency_tier", field(cost, "latency_tier")}}
+                   ? json{{"input_per_mtok", member(cost, "input_per_mtok")},
+                          {"output_per_mtok", member(cost, "output_per_mtok")},
+                          {"latency_tier", member(cost, "latency_tier")}}
                    : json(nullptr)}};
 }
 
@@ -66,17 +62,18 @@ void sort_summaries(json& summaries, std::string_view sort_by) {
   auto& items = summaries.get_ref<json::array_t&>();
   if (sort_by == "name") {
     std::ranges::stable_sort(items, {}, [](const json& s) {
-      return field(s, "name").is_string() ? field(s, "name").get<std::string>()
-                                          : std::string();
+      return member(s, "name").is_string()
+                 ? member(s, "name").get<std::string>()
+                 : std::string();
     });
   } else if (sort_by == "cost") {
     std::ranges::stable_sort(items, {}, [](const json& s) {
-      return number_or(field(field(s, "cost"), "input_per_mtok"),
+      return number_or(member(member(s, "cost"), "input_per_mtok"),
                        std::numeric_limits<double>::infinity());
     });
   } else if (sort_by == "track_record") {
     std::ranges::stable_sort(items, std::greater<>{}, [](const json& s) {
-      return number_or(field(s, "observed_success_rate"), 0.0);
+      return number_or(member(s, "observed_success_rate"), 0.0);
     });
   }
 }
@@ -92,7 +89,7 @@ struct Finding : std::enable_shared_from_this<Finding> {
 
   void resume_next() {
     while (next < passports.size() &&
-           field(passports[next], "agent_id") == client->agent_id()) {
+           member(passports[next], "agent_id") == client->agent_id()) {
       ++next;  // not the caller
     }
     if (next == passports.size()) {
@@ -101,7 +98,7 @@ struct Finding : std::enable_shared_from_this<Finding> {
     }
     const json& passport = passports[next];
     client->hub_client()->call(
-        "get_resume", json{{"agent_id", field(passport, "agent_id")}}.dump(),
+        "get_resume", json{{"agent_id", member(passport, "agent_id")}}.dump(),
         [self = shared_from_this()](Result<std::string> resume) {
           if (!resume) {
             return self->done(
@@ -153,15 +150,12 @@ json observed_json(const engine::Resume& resume) {
 
 json profile(const Passport& passport, const engine::Resume& resume,
              std::string skill_md) {
-  auto optional = [](const std::optional<std::string>& value) {
-    return value ? json(*value) : json(nullptr);
-  };
   return {{"passport",
            {{"name", passport.name},
-            {"agent_id", optional(passport.agent_id)},
+            {"agent_id", or_null(passport.agent_id)},
             {"owner", passport.owner},
-            {"provider", optional(passport.provider)},
-            {"model", optional(passport.model)}}},
+            {"provider", or_null(passport.provider)},
+            {"model", or_null(passport.model)}}},
           {"resume",
            {{"summary", resume.summary},
             {"claimed_capabilities", resume.claimed_capabilities},

@@ -18,6 +18,7 @@ namespace {
 namespace net = boost::asio;
 using nlohmann::json;
 using tools::error_result;
+using tools::member;
 
 bool is_terminal(const json& task) {
   const json state = task.value("state", json());
@@ -25,40 +26,21 @@ bool is_terminal(const json& task) {
          state == "cancelled";
 }
 
-json field(const json& object, std::string_view key) {
-  const auto found = object.is_object() ? object.find(key) : object.end();
-  return found == object.end() ? json() : *found;
-}
-
 // AG2's _task_summary, from the wire's task metadata.
 json summary_of(const json& task) {
-  const json spec = field(task, "spec");
-  return {{"task_id", field(task, "task_id")},
-          {"owner_id", field(task, "owner_id")},
-          {"title", field(spec, "title")},
-          {"capability", field(spec, "capability")},
-          {"state", field(task, "state")},
-          {"created_at", field(task, "created_at")},
-          {"started_at", field(task, "started_at")},
-          {"completed_at", field(task, "completed_at")},
-          {"expires_at", field(task, "expires_at")},
-          {"last_progress_at", field(task, "last_progress_at")},
-          {"result", field(task, "result")},
-          {"error", field(task, "error")}};
-}
-
-// The number at `key` (>= 0) and its text as Python prints it, else the
-// default's.
-std::pair<double, std::string> seconds_argument(const json& arguments,
-                                                std::string_view key,
-                                                double fallback,
-                                                std::string fallback_text) {
-  const auto found = arguments.find(key);
-  if (found == arguments.end() || !found->is_number() ||
-      !(found->get<double>() >= 0)) {
-    return {fallback, std::move(fallback_text)};
-  }
-  return {found->get<double>(), found->dump()};
+  const json spec = member(task, "spec");
+  return {{"task_id", member(task, "task_id")},
+          {"owner_id", member(task, "owner_id")},
+          {"title", member(spec, "title")},
+          {"capability", member(spec, "capability")},
+          {"state", member(task, "state")},
+          {"created_at", member(task, "created_at")},
+          {"started_at", member(task, "started_at")},
+          {"completed_at", member(task, "completed_at")},
+          {"expires_at", member(task, "expires_at")},
+          {"last_progress_at", member(task, "last_progress_at")},
+          {"result", member(task, "result")},
+          {"error", member(task, "error")}};
 }
 
 // get_task; `found` with the task's JSON, else AG2's not-found text.
@@ -92,7 +74,7 @@ void active(std::string_view action, const json& arguments,
                                 : "completed " + task->task_id()});
   };
   if (action == "progress") {
-    const json payload = field(arguments, "payload");
+    const json payload = member(arguments, "payload");
     return task->progress(payload.is_object() ? payload.dump() : "{}",
                           std::move(answered));
   }
@@ -176,16 +158,16 @@ void wait(const json& arguments, const TurnDependencies& dependencies,
   }
   auto waiting = std::make_shared<Waiting>(
       dependencies.agent_client->hub_client()->executor());
-  const auto [timeout, timeout_text] =
-      seconds_argument(arguments, "timeout", 300, "300.0");
-  const auto [poll, poll_text] =
-      seconds_argument(arguments, "poll_interval", 0.1, "0.1");
+  const tools::Seconds timeout =
+      tools::seconds(arguments, "timeout", {300, "300.0"});
+  const tools::Seconds poll =
+      tools::seconds(arguments, "poll_interval", {0.1, "0.1"});
   waiting->dependencies = dependencies;
   waiting->task_id = *task_id;
-  waiting->timeout_text = timeout_text;
+  waiting->timeout_text = timeout.text;
   waiting->deadline =
-      std::chrono::steady_clock::now() + tools::wait_duration(timeout);
-  waiting->poll = tools::wait_duration(poll);
+      std::chrono::steady_clock::now() + tools::wait_duration(timeout.value);
+  waiting->poll = tools::wait_duration(poll.value);
   waiting->done = std::move(done);
   waiting->check();
 }
@@ -218,9 +200,9 @@ void cancel(const json& arguments, const TurnDependencies& dependencies,
         if (is_terminal(task)) {
           return done(
               ToolResult{.text = "task " + quoted + " is already " +
-                                 field(task, "state").get<std::string>()});
+                                 member(task, "state").get<std::string>()});
         }
-        const json channel = field(task, "channel_id");
+        const json channel = member(task, "channel_id");
         if (!channel.is_string() || channel.get<std::string>().empty()) {
           return done(error_result(
               "task " + quoted +
@@ -228,8 +210,8 @@ void cancel(const json& arguments, const TurnDependencies& dependencies,
               "need a channel to ride on"));
         }
         const std::string owner =
-            field(task, "owner_id").is_string()
-                ? field(task, "owner_id").get<std::string>()
+            member(task, "owner_id").is_string()
+                ? member(task, "owner_id").get<std::string>()
                 : "";
         auto request =
             make_envelope(channel.get<std::string>(), client->agent_id(),

@@ -26,6 +26,25 @@ std::int64_t integer(const json& arguments, std::string_view key,
   return found->get<std::int64_t>();
 }
 
+Seconds seconds(const json& arguments, std::string_view key, Seconds fallback) {
+  const auto found = arguments.find(key);
+  if (found == arguments.end() || !found->is_number() ||
+      !(found->get<double>() >= 0)) {
+    return fallback;
+  }
+  return {found->get<double>(), found->dump()};
+}
+
+const json& member(const json& object, std::string_view key) {
+  static const json null;
+  const auto found = object.is_object() ? object.find(key) : object.end();
+  return found == object.end() ? null : *found;
+}
+
+json or_null(const std::optional<std::string>& text) {
+  return text ? json(*text) : json(nullptr);
+}
+
 ToolResult json_result(const json& value) {
   return {.text = value.dump(-1, ' ', false, json::error_handler_t::replace)};
 }

@@ -27,6 +27,23 @@ std::optional<std::string> text(const nlohmann::json& arguments,
 std::int64_t integer(const nlohmann::json& arguments, std::string_view key,
                      std::int64_t fallback);
 
+// A duration the model gave in seconds, and its text as Python prints the
+// number ("300.0" for a float, "5" for an int) for AG2's messages.
+struct Seconds {
+  double value;
+  std::string text;
+};
+// The number at `key` when it is >= 0, else `fallback`.
+Seconds seconds(const nlohmann::json& arguments, std::string_view key,
+                Seconds fallback);
+
+// object[key] of a value read from the hub; null when absent or when
+// `object` is not an object.
+const nlohmann::json& member(const nlohmann::json& object,
+                             std::string_view key);
+// The text, or null.
+nlohmann::json or_null(const std::optional<std::string>& text);
+
 // A list or object shown to the model: compact JSON.
 ToolResult json_result(const nlohmann::json& value);
 // AG2's failure text: "Error: <message>".
