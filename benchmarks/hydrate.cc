@@ -1,6 +1,6 @@
-// parley-bench-hydrate: how fast a hub opens on an existing RocksDB store,
-// i.e. folds every record of its log in order through the live engine's
-// fold functions.
+// parley-bench-hydrate: how fast a hub opens on an existing store (RocksDB,
+// or PostgreSQL with --store postgresql://…), i.e. folds every record of
+// its log in order through the live engine's fold functions.
 //
 // Build phase (untimed). A store of --envelopes envelopes over --channels
 // conversation channels is written straight through LogStore::append, in
@@ -17,11 +17,13 @@
 //                      interleaved across channels in rounds of --burst
 //                      texts per channel (default 1: every envelope in a
 //                      different channel from the one before)
-// Then the store is closed. With --store DIR the store is built in DIR if
-// DIR holds none and kept, or reused as it is when it exists.
+// Then the store is closed. With --store LOCATION (a directory or a
+// postgresql:// URI) the store is built there if there is none and kept,
+// or reused as it is when it exists.
 //
 // Timed phase, each best of kRuns, each on a freshly opened store:
-//   open_store   open_rocksdb_log_store (RocksDB open, WAL replay)
+//   open_store   log::open_store (RocksDB: open, WAL replay; PostgreSQL:
+//                connect, schema check, the writer's lock)
 //   scan         LogStore::read over the whole log, a visitor that only
 //                counts bytes (RocksDB iteration + the Verifier + the
 //                sequence check every read applies)
@@ -72,7 +74,8 @@
 #include "engine/registry/registry.h"
 #include "engine/state/hub_state.h"
 #include "log/log_store.h"
-#include "log/rocksdb_log_store.h"
+#include "log/open_store.h"
+#include "log/store_location.h"
 #include "parley/schemas/log_generated.h"
 #include "schemas/record.h"
 
@@ -113,12 +116,21 @@ void check(const log::Result<void>& result, std::string_view what) {
   if (!result) fail_log(what, result.error());
 }
 
-std::unique_ptr<log::LogStore> open_store(const fs::path& dir,
+std::unique_ptr<log::LogStore> open_store(const std::string& location,
                                           log::Durability durability) {
   return value_or_throw(
-             log::open_rocksdb_log_store(dir, {.durability = durability}),
-             "opening the store in " + dir.string())
+             log::open_store(location, {.durability = durability}),
+             "opening the store in " + log::redact_location(location))
       .store;
+}
+
+// Whether `location` holds a store (one to reuse).
+bool holds_store(const std::string& location) {
+  auto viewed = log::open_store_read_only(location);
+  if (viewed) return true;
+  if (viewed.error().code == log::ErrorCode::kNotFound) return false;
+  fail_log("looking for a store in " + log::redact_location(location),
+           viewed.error());
 }
 
 // --- the history
@@ -290,11 +302,11 @@ struct BuildReport {
   double seconds = 0;
 };
 
-BuildReport build_store(const fs::path& dir, const Shape& shape) {
+BuildReport build_store(const std::string& dir, const Shape& shape) {
   const Clock::time_point start = Clock::now();
   auto store = open_store(dir, log::Durability::kAsync);
   if (store->last_sequence() != 0) {
-    throw BenchmarkError(dir.string() + " already holds a log");
+    throw BenchmarkError(log::redact_location(dir) + " already holds a log");
   }
   const engine::ChannelManifest manifest = [] {
     for (const auto& adapter : engine::builtin_adapters()) {
@@ -363,7 +375,7 @@ Timing faster(const Timing& a, const Timing& b) {
 }
 
 // Every visited record is copied out when `copies` is given.
-Timing timed_scan(const fs::path& dir, LogTotals& totals,
+Timing timed_scan(const std::string& dir, LogTotals& totals,
                   std::vector<std::string>* copies) {
   auto store = open_store(dir, log::Durability::kSync);
   LogTotals seen;
@@ -413,7 +425,8 @@ void check_hub(const engine::Hub& hub, const Shape& shape) {
 }
 
 // Opens the store, then the hub on it; returns both timings.
-std::pair<Timing, Timing> timed_open(const fs::path& dir, const Shape& shape) {
+std::pair<Timing, Timing> timed_open(const std::string& dir,
+                                     const Shape& shape) {
   double cpu_start = thread_cpu_seconds();
   Clock::time_point start = Clock::now();
   std::shared_ptr<log::LogStore> store =
@@ -487,7 +500,7 @@ struct Options {
   Shape shape;
   std::string json_path;
   fs::path dir = fs::temp_directory_path();
-  std::optional<fs::path> store;
+  std::optional<std::string> store;
 };
 
 void run(const Options& options) {
@@ -499,14 +512,14 @@ void run(const Options& options) {
                          " envelopes per channel");
   }
   std::optional<ScratchDir> scratch;
-  fs::path dir;
+  std::string dir;
   if (options.store) {
     dir = *options.store;
   } else {
     scratch.emplace(options.dir);
-    dir = scratch->path() / "store";
+    dir = (scratch->path() / "store").string();
   }
-  std::printf("Store:      %s\n", dir.c_str());
+  std::printf("Store:      %s\n", log::redact_location(dir).c_str());
   std::printf(
       "History:    %llu envelopes over %llu conversation channels, "
       "%llu agents, texts in bursts of %llu per channel\n",
@@ -515,7 +528,7 @@ void run(const Options& options) {
       static_cast<unsigned long long>(shape.agents()),
       static_cast<unsigned long long>(shape.burst));
   std::fflush(stdout);
-  if (!fs::exists(dir)) {
+  if (!holds_store(dir)) {
     const BuildReport built = build_store(dir, shape);
     std::printf(
         "Built:      %llu records in %.1f s (kAsync, batches of "
@@ -613,7 +626,8 @@ void run(const Options& options) {
 
 int main(int argc, char** argv) {
   parley::bench::Options options;
-  CLI::App app{"Hydrate throughput: Hub::open on a RocksDB store"};
+  CLI::App app{
+      "Hydrate throughput: Hub::open on a RocksDB or PostgreSQL store"};
   app.add_option("--num,--envelopes", options.shape.envelopes,
                  "Envelopes in the store (default 1000000)")
       ->check(CLI::PositiveNumber);
@@ -629,8 +643,9 @@ int main(int argc, char** argv) {
   app.add_option("--dir", options.dir, "Where to create the temporary store")
       ->check(CLI::ExistingDirectory);
   app.add_option("--store", options.store,
-                 "Build the store here and keep it, or reuse it if it exists "
-                 "(it must have been built with the same shape)");
+                 "Build the store here (a directory or a postgresql:// URI) "
+                 "and keep it, or reuse it if it exists (it must have been "
+                 "built with the same shape)");
   CLI11_PARSE(app, argc, argv);
   try {
     parley::bench::run(options);

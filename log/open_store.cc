@@ -10,10 +10,15 @@ Result<OpenedLogStore> open_store(std::string_view location,
   if (is_postgres_location(location)) {
     auto opened = open_postgres_log_store(
         location, {.durability = options.durability,
-                   .create_if_missing = options.create_if_missing});
+                   .create_if_missing = options.create_if_missing,
+                   .lease_timeout = options.lease_timeout,
+                   .lock_patience = options.lock_patience,
+                   .on_writer_lost = options.on_writer_lost});
     if (!opened) return std::unexpected(opened.error());
-    return OpenedLogStore{std::move(opened->store),
-                          RecoveryReport{.created = opened->created}};
+    return OpenedLogStore{
+        std::move(opened->store),
+        RecoveryReport{.created = opened->created,
+                       .lapsed_writers_ended = opened->lapsed_writers_ended}};
   }
   return open_rocksdb_log_store(std::filesystem::path(location),
                                 {.durability = options.durability,

@@ -3,6 +3,8 @@
 // the server open stores, so every command takes either.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -18,6 +20,13 @@ struct StoreOptions {
   // (RocksDbOptions::write_buffer_size); 0: RocksDB's default, 64 MiB.
   // PostgreSQL has no memtables and ignores it.
   std::size_t memtable_bytes = 0;
+  // PostgreSQL (PostgresOptions, log/postgres_log_store.h): the writer's
+  // lease, how long to wait for a live writer, and the call made when
+  // this writer loses the store. A RocksDB store is held by a file lock
+  // its process holds until it exits, and has none of them.
+  std::chrono::milliseconds lease_timeout{3000};
+  std::chrono::milliseconds lock_patience{1000};
+  std::function<void(const Error&)> on_writer_lost;
 };
 
 // Opens (or creates) the store at `location` read-write. `recovery` tells

@@ -43,14 +43,30 @@ bool send(const Connection& connection, const char* sql,
 PostgresLogStore::PostgresLogStore(std::string conninfo, std::string where,
                                    std::optional<Connection> writer,
                                    bool read_only, std::uint64_t last_sequence,
-                                   std::uint64_t epoch)
+                                   std::uint64_t epoch,
+                                   const PostgresOptions& options)
     : where_(std::move(where)),
       read_only_(read_only),
       epoch_(epoch),
-      pool_(std::move(conninfo), read_only),
+      pool_(conninfo, read_only),
       writer_(std::move(writer)),
       sequencer_(last_sequence),
-      last_sequence_(last_sequence) {}
+      last_sequence_(last_sequence),
+      on_writer_lost_(options.on_writer_lost) {
+  if (!read_only_) {
+    keeper_ = std::make_unique<LeaseKeeper>(
+        std::move(conninfo), where_, epoch_, options.lease_timeout,
+        [this](Error why) { lose_writer(std::move(why)); });
+  }
+}
+
+void PostgresLogStore::lose_writer(Error why) {
+  {
+    MutexLock lock(mutex_);
+    if (!failed_) failed_ = why;
+  }
+  if (on_writer_lost_) on_writer_lost_(why);
+}
 
 Result<std::vector<Position>> PostgresLogStore::append(
     std::span<AppendEntry> batch, const SequencedCallback& on_sequenced) {
@@ -304,6 +320,7 @@ Result<void> PostgresLogStore::write_group(const std::vector<Member>& members) {
 }
 
 Result<void> PostgresLogStore::close() {
+  if (keeper_) keeper_->stop();
   MutexLock lock(mutex_);
   if (closed_ && !writer_) return {};
   closed_ = true;

@@ -25,12 +25,17 @@
 // committed and the error says so. Reopening reads the log as it is.
 //
 // One writer: a read-write store holds a session advisory lock on its
-// writer connection for as long as it lives; a second read-write open of
-// the same store fails with kBusy. A writer whose connection dropped never
-// writes again, so a store another hub has taken over since is safe from
-// it.
+// writer connection for as long as it lives, and a lease it renews every
+// third of lease_timeout (log/postgres_lease.h). A second read-write open
+// of the same store fails with kBusy while that writer lives and renews;
+// once the lease has lapsed (the writer paused, cut off, its machine
+// gone) the open ends the old writer's session and takes the store over.
+// Every open bumps the writer epoch, which every append transaction
+// checks: a writer that was taken over from never writes again.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,18 +47,30 @@ namespace parley::log {
 struct PostgresOptions {
   Durability durability = Durability::kSync;
   bool create_if_missing = true;
+  // How long the writer's lease lasts unrenewed: how long another open
+  // waits for this writer once it has gone silent.
+  std::chrono::milliseconds lease_timeout{3000};
+  // How long an open waits for a live writer to let go before kBusy.
+  std::chrono::milliseconds lock_patience{1000};
+  // Called once, from a thread of the store's own, when this writer has
+  // lost the store: another writer fenced it, or its lease lapsed. From
+  // then on every append fails with kFailed (the error passed).
+  std::function<void(const Error&)> on_writer_lost;
 };
 
 struct OpenedPostgresStore {
   std::unique_ptr<LogStore> store;
   bool created = false;  // the schema did not exist and was created
+  // Sessions of a writer whose lease had lapsed that this open ended.
+  int lapsed_writers_ended = 0;
 };
 
-// Opens (or creates) the store in the database `conninfo` names. Fails
-// with kNotFound (no store and !create_if_missing), kBusy (another writer
-// holds it), kVersionMismatch (another schema version; a newer one is
-// refused), kCorruption (the newest record fails its checks) or kIoError
-// (no connection, a server error).
+// Opens (or creates) the store in the database `conninfo` names; a store
+// of schema version 1 is migrated to 2 (its writer row gains the lease).
+// Fails with kNotFound (no store and !create_if_missing), kBusy (another
+// writer holds it and renews its lease), kVersionMismatch (another schema
+// version; a newer one is refused), kCorruption (the newest record fails
+// its checks) or kIoError (no connection, a server error).
 Result<OpenedPostgresStore> open_postgres_log_store(
     std::string_view conninfo, const PostgresOptions& options = {});
 

@@ -1,9 +1,8 @@
 // Opening a PostgreSQL store: connecting, creating or checking the schema,
 // taking the writer's lock, and finding the last record.
 #include <array>
-#include <chrono>
-#include <thread>
 
+#include "log/postgres_lease.h"
 #include "log/postgres_schema.h"
 #include "log/postgres_store.h"
 #include "log/record_check.h"
@@ -36,32 +35,6 @@ Result<std::uint64_t> find_last_sequence(const Connection& connection) {
   return *sequence;
 }
 
-// Takes the writer's session lock on `connection`: kBusy when another
-// connection still holds it after kLockPatience. (A writer that just went
-// away, closed or killed, may hold it until its server process has
-// noticed and exited.)
-Result<void> lock_writer(const Connection& connection,
-                         const std::string& where) {
-  constexpr auto kLockPatience = std::chrono::seconds(1);
-  constexpr auto kRetryEvery = std::chrono::milliseconds(50);
-  const auto deadline = std::chrono::steady_clock::now() + kLockPatience;
-  const std::array params{int8_param(kLockClass)};
-  while (true) {
-    auto locked = connection.exec(
-        "taking the writer's lock",
-        "SELECT pg_try_advisory_lock($1::integer, hashtext(current_schema()))",
-        params);
-    if (!locked) return std::unexpected(locked.error());
-    if (PQgetvalue(locked->get(), 0, 0)[0] == 1) return {};
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return std::unexpected(Error{
-          ErrorCode::kBusy, where + " is held by another writer (a live hub "
-                                    "holds its advisory lock)"});
-    }
-    std::this_thread::sleep_for(kRetryEvery);
-  }
-}
-
 }  // namespace
 
 Result<OpenedPostgresStore> open_postgres_log_store(
@@ -69,16 +42,25 @@ Result<OpenedPostgresStore> open_postgres_log_store(
   const std::string where = redact_location(conninfo);
   auto writer = Connection::connect(std::string(conninfo), false);
   if (!writer) return std::unexpected(writer.error());
-  auto created = prepare_schema(*writer, where, options.create_if_missing);
-  if (!created) return std::unexpected(created.error());
-  if (auto locked = lock_writer(*writer, where); !locked) {
-    return std::unexpected(locked.error());
+  auto schema = prepare_schema(*writer, where, options.create_if_missing);
+  if (!schema) return std::unexpected(schema.error());
+  auto locked = take_writer_lock(*writer, where,
+                                 {.patience = options.lock_patience,
+                                  .end_lapsed_writer = schema->version >= 2});
+  if (!locked) return std::unexpected(locked.error());
+  if (auto migrated = migrate_schema(*writer, schema->version); !migrated) {
+    return std::unexpected(migrated.error());
   }
-  // Fences every writer before this one: their transactions check the
-  // epoch they opened with.
-  auto epoch = writer->exec("taking the writer's epoch",
-                            "UPDATE parley_writer SET epoch = epoch + 1 "
-                            "RETURNING epoch");
+  // Fences every writer before this one (their transactions check the
+  // epoch they opened with) and starts this one's lease.
+  const std::array lease{
+      int8_param(static_cast<std::uint64_t>(options.lease_timeout.count()))};
+  auto epoch =
+      writer->exec("taking the writer's epoch",
+                   "UPDATE parley_writer SET epoch = epoch + 1, lease_until = "
+                   "clock_timestamp() + $1::bigint * interval '1 millisecond' "
+                   "RETURNING epoch",
+                   lease);
   if (!epoch) return std::unexpected(epoch.error());
   const auto writer_epoch = PQntuples(epoch->get()) == 1
                                 ? get_int8(epoch->get(), 0, 0)
@@ -103,8 +85,8 @@ Result<OpenedPostgresStore> open_postgres_log_store(
   return OpenedPostgresStore{
       std::make_unique<PostgresLogStore>(
           std::string(conninfo), where, std::move(*writer),
-          /*read_only=*/false, *last, *writer_epoch),
-      *created};
+          /*read_only=*/false, *last, *writer_epoch, options),
+      schema->created, *locked};
 }
 
 Result<void> drop_postgres_log_store(std::string_view conninfo) {
@@ -116,7 +98,9 @@ Result<void> drop_postgres_log_store(std::string_view conninfo) {
     return std::unexpected(exists.error());
   }
   // Held until the connection closes: no writer opens it meanwhile.
-  if (auto locked = lock_writer(*connection, where); !locked) {
+  if (auto locked =
+          take_writer_lock(*connection, where, {.end_lapsed_writer = false});
+      !locked) {
     return std::unexpected(locked.error());
   }
   ResultPtr dropped(PQexec(connection->get(), R"sql(

@@ -20,8 +20,11 @@ CREATE TABLE IF NOT EXISTS parley_channel_index (
 CREATE TABLE IF NOT EXISTS parley_idempotency (
   key bytea PRIMARY KEY,
   log_sequence bigint NOT NULL);
-CREATE TABLE IF NOT EXISTS parley_writer (epoch bigint NOT NULL);
-INSERT INTO parley_writer SELECT 0 WHERE NOT EXISTS (SELECT FROM parley_writer);
+CREATE TABLE IF NOT EXISTS parley_writer (
+  epoch bigint NOT NULL,
+  lease_until timestamptz NOT NULL DEFAULT '-infinity');
+INSERT INTO parley_writer (epoch)
+  SELECT 0 WHERE NOT EXISTS (SELECT FROM parley_writer);
 CREATE OR REPLACE FUNCTION parley_check_epoch(expected bigint) RETURNS void
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -36,12 +39,23 @@ END
 $fn$;
 CREATE TABLE IF NOT EXISTS parley_schema_version (version integer NOT NULL);
 INSERT INTO parley_schema_version
-  SELECT 1 WHERE NOT EXISTS (SELECT FROM parley_schema_version);
+  SELECT 2 WHERE NOT EXISTS (SELECT FROM parley_schema_version);
 COMMIT;
 )sql";
 }
 
-static_assert(kSchemaVersion == 1, "create_schema_sql() writes version 1");
+// Version 1 had no lease: its writer row gains one, lapsed (a version 1
+// writer never renewed one).
+constexpr const char* kMigrateFrom1 = R"sql(
+BEGIN;
+ALTER TABLE parley_writer
+  ADD COLUMN lease_until timestamptz NOT NULL DEFAULT '-infinity';
+UPDATE parley_schema_version SET version = 2;
+COMMIT;
+)sql";
+
+static_assert(kSchemaVersion == 2,
+              "create_schema_sql() writes version 2, kMigrateFrom1 reaches it");
 
 Result<bool> schema_exists(const Connection& connection) {
   auto found = connection.exec(
@@ -54,8 +68,8 @@ Result<bool> schema_exists(const Connection& connection) {
 
 }  // namespace
 
-Result<bool> prepare_schema(const Connection& connection,
-                            const std::string& where, bool create) {
+Result<SchemaState> prepare_schema(const Connection& connection,
+                                   const std::string& where, bool create) {
   auto exists = schema_exists(connection);
   if (!exists) return std::unexpected(exists.error());
   bool created = false;
@@ -99,14 +113,28 @@ Result<bool> prepare_schema(const Connection& connection,
             std::to_string(kSchemaVersion) +
             "); upgrade parley to open it. Nothing was changed"});
   }
-  if (signed_version != kSchemaVersion) {
+  if (signed_version < kOldestReadableVersion) {
     return std::unexpected(Error{
         ErrorCode::kVersionMismatch,
         where + " holds a Parley store of schema version " +
-            std::to_string(signed_version) + ", this build reads version " +
+            std::to_string(signed_version) + ", this build reads versions " +
+            std::to_string(kOldestReadableVersion) + " to " +
             std::to_string(kSchemaVersion) + ". Nothing was changed"});
   }
-  return created;
+  return SchemaState{.created = created,
+                     .version = static_cast<int>(signed_version)};
+}
+
+Result<void> migrate_schema(const Connection& connection, int version) {
+  if (version == kSchemaVersion) return {};
+  ResultPtr result(PQexec(connection.get(), kMigrateFrom1));
+  if (!result || PQresultStatus(result.get()) != PGRES_COMMAND_OK) {
+    Error error = result_error(
+        connection, "migrating the schema from version 1", result.get());
+    ResultPtr(PQexec(connection.get(), "ROLLBACK"));
+    return std::unexpected(std::move(error));
+  }
+  return {};
 }
 
 }  // namespace parley::log::postgres_backend

@@ -8,11 +8,18 @@
 //   parley_channel_index   channel bytea, channel_sequence      (channel,
 //                          bigint, log_sequence bigint           channel_seq)
 //   parley_idempotency     key bytea, log_sequence bigint       key
-//   parley_writer          epoch bigint                         (one row)
+//   parley_writer          epoch bigint, lease_until            (one row)
+//                          timestamptz
 //
 //   function parley_check_epoch(expected bigint): raises SQLSTATE PRLYF
 //   unless parley_writer holds `expected`, and holds a share lock on the
 //   row until the transaction ends, so no epoch bump commits meanwhile.
+//
+// The writer's lease: the writing hub keeps lease_until ahead of the
+// database's clock (clock_timestamp()); a read-write open may take over a
+// store whose lease lapsed (log/postgres_lease.h). Version 1 stores have
+// no lease column; a writer migrates them to version 2 once it holds the
+// writer's lock. Readers read both.
 //
 // Records are Record FlatBuffers, byte for byte as the RocksDB backend
 // stores them. Channel ids and idempotency keys are bytea, so they compare
@@ -35,8 +42,9 @@
 
 namespace parley::log::postgres_backend {
 
-// The schema version this build reads and writes.
-inline constexpr int kSchemaVersion = 1;
+// The schema version this build writes, and the oldest it reads.
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestReadableVersion = 1;
 
 // The advisory lock the writing hub holds for as long as its writer
 // connection lives: (kLockClass, hashtext(current_schema())).
@@ -45,13 +53,22 @@ inline constexpr int kLockClass = 0x50524c59;  // "PRLY"
 // The SQLSTATE parley_check_epoch raises for a fenced writer.
 inline constexpr std::string_view kFencedState = "PRLYF";
 
+struct SchemaState {
+  bool created = false;  // there was none: this call created it
+  int version = kSchemaVersion;
+};
+
 // Checks the store's schema version; creates the schema first when there
 // is none and `create` is set. `where` names the store in messages.
-// Returns whether it created the schema. Fails with kNotFound (no store
-// and !create), kVersionMismatch (another version; a newer one is refused
-// with the advice to upgrade), kCorruption (the version table holds no
-// single version) or kIoError.
-Result<bool> prepare_schema(const Connection& connection,
-                            const std::string& where, bool create);
+// Fails with kNotFound (no store and !create), kVersionMismatch (a version
+// this build cannot read; a newer one is refused with the advice to
+// upgrade), kCorruption (the version table holds no single version) or
+// kIoError.
+Result<SchemaState> prepare_schema(const Connection& connection,
+                                   const std::string& where, bool create);
+
+// Brings a store of `version` (one prepare_schema() accepted) to
+// kSchemaVersion, in one transaction. Call holding the writer's lock.
+Result<void> migrate_schema(const Connection& connection, int version);
 
 }  // namespace parley::log::postgres_backend

@@ -16,6 +16,7 @@
 
 #include "log/mutex.h"
 #include "log/postgres_connection.h"
+#include "log/postgres_lease.h"
 #include "log/postgres_log_store.h"
 #include "log/postgres_pool.h"
 #include "log/sequencer.h"
@@ -27,13 +28,15 @@ namespace parley::log::postgres_backend {
 class PostgresLogStore final : public LogStore {
  public:
   // `writer` is the connection holding the writer's advisory lock, in
-  // pipeline mode, and `epoch` the writer epoch it took; none for a
-  // `read_only` store, whose appends fail with kReadOnly and whose
-  // wait_for_append() polls for other writers' commits. `where` names the
-  // store in messages (no password).
+  // pipeline mode, and `epoch` the writer epoch it took, whose lease the
+  // store keeps renewing (options.lease_timeout, options.on_writer_lost);
+  // none for a `read_only` store, whose appends fail with kReadOnly and
+  // whose wait_for_append() polls for other writers' commits. `where`
+  // names the store in messages (no password).
   PostgresLogStore(std::string conninfo, std::string where,
                    std::optional<Connection> writer, bool read_only,
-                   std::uint64_t last_sequence, std::uint64_t epoch);
+                   std::uint64_t last_sequence, std::uint64_t epoch,
+                   const PostgresOptions& options = {});
   ~PostgresLogStore() override { (void)close(); }
 
   using LogStore::append;
@@ -107,6 +110,8 @@ class PostgresLogStore final : public LogStore {
   // Takes catch_up_mutex_, which lets one catch-up run at a time.
   void catch_up() const EXCLUDES(catch_up_mutex_);
   Result<void> check_open() const;
+  // The lease keeper's word that this writer lost the store: fails it.
+  void lose_writer(Error why) EXCLUDES(mutex_);
 
   const std::string where_;
   const bool read_only_;
@@ -145,6 +150,9 @@ class PostgresLogStore final : public LogStore {
   // Highest acked; of a read-only store, the newest record caught up to.
   mutable std::atomic<std::uint64_t> last_sequence_;
   mutable Mutex catch_up_mutex_;
+  const std::function<void(const Error&)> on_writer_lost_;
+  // A writer's; stopped by close(). Last: its thread calls lose_writer().
+  std::unique_ptr<LeaseKeeper> keeper_;
 };
 
 // Clamps a sequence bound to what a bigint holds.

@@ -66,6 +66,9 @@ struct RecoveryReport {
   bool created = false;    // the store did not exist and was created
   bool torn_tail = false;  // an incomplete WAL tail was dropped
   std::string detail;      // what RocksDB found, when torn_tail
+  // PostgreSQL: sessions of a writer whose lease had lapsed that the open
+  // ended to take the store over.
+  int lapsed_writers_ended = 0;
 };
 
 struct OpenedLogStore {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <thread>
@@ -39,20 +40,52 @@ TEST_CASE("a store of a newer schema version is refused and left as it is") {
     REQUIRE(store->append(batch));
   }
   REQUIRE(testing::run_sql(database.uri(),
-                           "UPDATE parley_schema_version SET version = 2"));
+                           "UPDATE parley_schema_version SET version = 3"));
   auto opened = log::open_postgres_log_store(database.uri());
   REQUIRE_FALSE(opened.has_value());
   CHECK(opened.error().code == ErrorCode::kVersionMismatch);
-  CHECK(opened.error().message.find("schema version 2, newer than this build "
-                                    "knows (1); upgrade parley") !=
+  CHECK(opened.error().message.find("schema version 3, newer than this build "
+                                    "knows (2); upgrade parley") !=
         std::string::npos);
   auto viewed = log::open_postgres_log_store_read_only(database.uri());
   REQUIRE_FALSE(viewed.has_value());
   CHECK(viewed.error().code == ErrorCode::kVersionMismatch);
   CHECK(testing::run_sql(database.uri(),
-                         "SELECT version FROM parley_schema_version") == "2");
+                         "SELECT version FROM parley_schema_version") == "3");
   CHECK(testing::run_sql(database.uri(), "SELECT count(*) FROM parley_log") ==
         "1");
+}
+
+TEST_CASE(
+    "a store of schema version 1 is read as it is and migrated by a writer") {
+  testing::ScratchDatabase database;
+  {
+    auto store = open_store(database.uri());
+    std::vector<log::AppendEntry> batch{text_entry("c1", "a", "k")};
+    REQUIRE(store->append(batch));
+  }
+  // Version 1: the writer row had no lease.
+  REQUIRE(testing::run_sql(database.uri(),
+                           "ALTER TABLE parley_writer DROP COLUMN lease_until; "
+                           "UPDATE parley_schema_version SET version = 1"));
+  {
+    auto viewed = log::open_postgres_log_store_read_only(database.uri());
+    REQUIRE_MESSAGE(viewed.has_value(), testing::error_message(viewed));
+    CHECK((*viewed)->last_sequence() == 1);
+  }
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT version FROM parley_schema_version") == "1");
+  auto store = open_store(database.uri());
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT version FROM parley_schema_version") == "2");
+  CHECK(testing::run_sql(database.uri(),
+                         "SELECT lease_until > clock_timestamp() FROM "
+                         "parley_writer") == "t");
+  CHECK(*store->find_idempotency_key("k") == 1);
+  std::vector<log::AppendEntry> next{text_entry("c1", "b")};
+  auto appended = store->append(next);
+  REQUIRE_MESSAGE(appended.has_value(), testing::error_message(appended));
+  CHECK(appended->front().log_sequence == 2);
 }
 
 TEST_CASE("a record damaged in the database is named by its checksum") {
@@ -103,7 +136,7 @@ TEST_CASE(
   REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
   CHECK(opened->created);
   CHECK(testing::run_sql(database.uri(),
-                         "SELECT version FROM parley_schema_version") == "1");
+                         "SELECT version FROM parley_schema_version") == "2");
 }
 
 TEST_CASE("a dropped store is gone and a live writer's store is not dropped") {
@@ -230,6 +263,75 @@ TEST_CASE("a fenced writer never writes again") {
   CHECK(next->last_sequence() == 1);
   REQUIRE(next->append(second));
   CHECK(*next->find_idempotency_key("k") == 2);
+}
+
+TEST_CASE("a live writer keeps its lease: another open is refused with busy") {
+  testing::ScratchDatabase database;
+  auto store = log::open_postgres_log_store(
+      database.uri(), {.lease_timeout = std::chrono::milliseconds(600)});
+  REQUIRE(store.has_value());
+  // Past the lease: only renewals keep it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto second = log::open_postgres_log_store(
+      database.uri(), {.lock_patience = std::chrono::milliseconds(0)});
+  REQUIRE_FALSE(second.has_value());
+  CHECK(second.error().code == ErrorCode::kBusy);
+  CHECK(second.error().message.find("renews its lease") != std::string::npos);
+  std::vector<log::AppendEntry> batch{text_entry("c1", "a")};
+  CHECK(store->store->append(batch).has_value());
+}
+
+TEST_CASE(
+    "a writer whose lease lapsed is taken over: its session is ended, it is "
+    "told it lost the store, and it never writes again") {
+  testing::ScratchDatabase database;
+  std::atomic<bool> lost = false;
+  std::string why;
+  std::mutex why_mutex;
+  auto old = log::open_postgres_log_store(
+      database.uri(), {.lease_timeout = std::chrono::milliseconds(3000),
+                       .on_writer_lost = [&](const log::Error& error) {
+                         std::lock_guard lock(why_mutex);
+                         why = error.message;
+                         lost = true;
+                       }});
+  REQUIRE(old.has_value());
+  std::vector<log::AppendEntry> first{text_entry("c1", "a")};
+  REQUIRE(old->store->append(first));
+  // As if its hub had gone silent three seconds ago.
+  REQUIRE(testing::run_sql(database.uri(),
+                           "UPDATE parley_writer SET lease_until = "
+                           "clock_timestamp() - interval '1 second'"));
+  auto taken = log::open_postgres_log_store(
+      database.uri(), {.lock_patience = std::chrono::milliseconds(0)});
+  REQUIRE_MESSAGE(taken.has_value(), testing::error_message(taken));
+  CHECK(taken->lapsed_writers_ended == 1);
+  CHECK(taken->store->last_sequence() == 1);
+
+  std::vector<log::AppendEntry> second{text_entry("c1", "b")};
+  auto refused = old->store->append(second);
+  REQUIRE_FALSE(refused.has_value());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!lost && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(lost);
+  {
+    std::lock_guard lock(why_mutex);
+    CHECK_MESSAGE(why.find("this writer was fenced") != std::string::npos, why);
+  }
+  std::vector<log::AppendEntry> third{text_entry("c1", "c")};
+  auto after = old->store->append(third);
+  REQUIRE_FALSE(after.has_value());
+  CHECK(after.error().code == ErrorCode::kFailed);
+
+  std::vector<log::AppendEntry> fourth{text_entry("c1", "d")};
+  auto appended = taken->store->append(fourth);
+  REQUIRE_MESSAGE(appended.has_value(), testing::error_message(appended));
+  CHECK(appended->front().log_sequence == 2);
+  CHECK(testing::run_sql(database.uri(), "SELECT count(*) FROM parley_log") ==
+        "2");
 }
 
 // A server of the test's own (the fixture's is shared by tests running

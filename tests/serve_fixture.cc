@@ -98,7 +98,8 @@ std::string open_channel(WsTestClient& creator_client,
 }
 
 ServeProcess::ServeProcess(const std::filesystem::path& data,
-                           std::vector<std::string> arguments) {
+                           std::vector<std::string> arguments,
+                           bool wait_listening) {
   int pipe_fds[2];
   REQUIRE(pipe(pipe_fds) == 0);
   posix_spawn_file_actions_t actions;
@@ -117,22 +118,45 @@ ServeProcess::ServeProcess(const std::filesystem::path& data,
   posix_spawn_file_actions_destroy(&actions);
   close(pipe_fds[1]);
   out_ = pipe_fds[0];
+  if (wait_listening) {
+    REQUIRE_MESSAGE(this->wait_listening(30s),
+                    "parley serve printed: " << output_);
+  }
+}
+
+bool ServeProcess::wait_listening(std::chrono::milliseconds timeout) {
   const std::regex listening(R"(listening on (wss?://127\.0\.0\.1:(\d+)))");
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
   std::smatch match;
-  while (!std::regex_search(output_, match, listening)) {
+  if (!read_until([&] { return std::regex_search(output_, match, listening); },
+                  timeout)) {
+    return false;
+  }
+  url_ = match[1];
+  port_ = static_cast<std::uint16_t>(std::stoi(match[2]));
+  return true;
+}
+
+bool ServeProcess::wait_output(std::string_view text,
+                               std::chrono::milliseconds timeout) {
+  return read_until([&] { return output_.find(text) != std::string::npos; },
+                    timeout);
+}
+
+bool ServeProcess::read_until(const std::function<bool()>& done,
+                              std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    REQUIRE_MESSAGE(left.count() > 0, "parley serve printed: " << output_);
+    if (left.count() <= 0) return false;
     pollfd poll_fd{out_, POLLIN, 0};
     if (poll(&poll_fd, 1, static_cast<int>(left.count())) <= 0) continue;
     char buffer[4096];
     const ssize_t n = read(out_, buffer, sizeof buffer);
-    REQUIRE_MESSAGE(n > 0, "parley serve exited: " << output_);
+    if (n <= 0) return false;
     output_.append(buffer, static_cast<std::size_t>(n));
   }
-  url_ = match[1];
-  port_ = static_cast<std::uint16_t>(std::stoi(match[2]));
+  return true;
 }
 
 ServeProcess::~ServeProcess() {

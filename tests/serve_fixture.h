@@ -66,11 +66,20 @@ std::string open_channel(WsTestClient& creator_client,
 class ServeProcess {
  public:
   // Starts PARLEY_BINARY serve --data `data` --listen 127.0.0.1:0 plus
-  // `arguments`. REQUIREs that it prints its URL within 30 s.
+  // `arguments`. REQUIREs that it prints its URL within 30 s, unless not
+  // `wait_listening` (a standby, which listens only once it took its
+  // store over: call wait_listening() then).
   ServeProcess(const std::filesystem::path& data,
-               std::vector<std::string> arguments = {});
+               std::vector<std::string> arguments = {},
+               bool wait_listening = true);
   ~ServeProcess();  // SIGKILL if still running
 
+  // Reads its output until it printed its URL (port() and url() are known
+  // from then on); false if it did not within `timeout`, or exited.
+  bool wait_listening(std::chrono::milliseconds timeout = 30s);
+  // Reads its output until it holds `text`; false as above.
+  bool wait_output(std::string_view text,
+                   std::chrono::milliseconds timeout = 30s);
   std::uint16_t port() const { return port_; }
   const std::string& url() const { return url_; }
   pid_t pid() const { return pid_; }
@@ -81,6 +90,10 @@ class ServeProcess {
   std::string output() const { return output_; }
 
  private:
+  // Reads output until `done` says so; false at `timeout` or EOF.
+  bool read_until(const std::function<bool()>& done,
+                  std::chrono::milliseconds timeout);
+
   pid_t pid_ = -1;
   int out_ = -1;
   std::uint16_t port_ = 0;

@@ -1,10 +1,14 @@
 #include "tools/serve_command.h"
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <expected>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
+#include "engine/hub/hub.h"
 #include "engine/transport/server.h"
 #include "engine/transport/server_config.h"
 #include "log/open_store.h"
@@ -40,6 +44,8 @@ struct ServeFlags {
   std::optional<double> expectation_sweep_interval;
   std::optional<double> invite_ack_timeout;
   std::optional<double> drain_timeout;
+  std::optional<double> lease_timeout;
+  bool standby = false;
   bool check_config = false;
 };
 
@@ -107,10 +113,127 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
     config.invite_ack_timeout = seconds(*flags.invite_ack_timeout);
   }
   if (flags.drain_timeout) config.drain_timeout = seconds(*flags.drain_timeout);
+  if (flags.lease_timeout) config.lease_timeout = seconds(*flags.lease_timeout);
+  if (flags.standby) config.standby = true;
   if (auto valid = transport::validate(config); !valid) {
     return std::unexpected(valid.error());
   }
   return config;
+}
+
+// Set from a signal handler while a standby waits to take over.
+volatile std::sig_atomic_t standby_signal = 0;
+// The reason this hub lost its store, set by the store's lease keeper.
+std::atomic<bool> writer_lost = false;
+std::string writer_lost_reason;  // written once, before writer_lost
+
+log::StoreOptions store_options(const ServerConfig& config) {
+  return {.memtable_bytes = config.memtable_bytes,
+          .lease_timeout = config.lease_timeout,
+          // A hub that lost its store can acknowledge nothing more: it
+          // stops, so its clients reconnect to the hub that has the store.
+          .on_writer_lost = [](const log::Error& why) {
+            if (writer_lost.exchange(true)) return;
+            writer_lost_reason = why.message;
+            std::cerr << "parley serve: this hub lost its store: "
+                      << why.message << "; stopping\n";
+            ::kill(::getpid(), SIGTERM);
+          }};
+}
+
+void report_open(const log::RecoveryReport& recovery) {
+  if (recovery.torn_tail) {
+    std::cerr << "parley serve: recovered from a torn WAL tail: "
+              << recovery.detail << '\n';
+  }
+  if (recovery.lapsed_writers_ended > 0) {
+    std::cerr << "parley serve: took the store over from a writer whose "
+                 "lease had lapsed (its session was ended)\n";
+  }
+}
+
+// The standby's wait: follows the log into `hub` until the store opens
+// read-write (its writer gone, or its lease lapsed), then makes the hub its
+// writer. Returns the exit code when it ends otherwise (a signal, a
+// failure).
+std::optional<int> take_over_when_free(const ServerConfig& config,
+                                       engine::Hub& hub) {
+  constexpr auto kFollowFor = std::chrono::milliseconds(100);
+  const std::string where = log::redact_location(config.data.string());
+  log::StoreOptions options = store_options(config);
+  options.create_if_missing = false;
+  options.lock_patience = std::chrono::milliseconds(0);
+  auto on_signal = [](int) { standby_signal = 1; };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  while (true) {
+    if (standby_signal != 0) {
+      std::cerr << "parley serve: standby stopped before taking over\n";
+      return kExitOk;
+    }
+    auto followed = hub.follow(kFollowFor);
+    if (!followed) {
+      std::cerr << "parley serve: standby cannot follow " << where << ": "
+                << followed.error().message << '\n';
+      return kExitIoError;
+    }
+    auto opened = log::open_store(config.data.string(), options);
+    if (!opened && opened.error().code == log::ErrorCode::kBusy) continue;
+    if (!opened) {
+      std::cerr << "parley serve: standby cannot open " << where << ": "
+                << opened.error().message << '\n';
+      return exit_code_for(opened.error().code);
+    }
+    const auto started = std::chrono::steady_clock::now();
+    report_open(opened->recovery);
+    if (auto taken = hub.take_over(std::move(opened->store)); !taken) {
+      std::cerr << "parley serve: standby cannot take " << where
+                << " over: " << taken.error().message << '\n';
+      return kExitIoError;
+    }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    std::cout << "took over " << where << " at log sequence "
+              << hub.store().last_sequence() << " ("
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - started)
+                     .count()
+              << " ms to fold the rest and start writing)\n"
+              << std::flush;
+    return std::nullopt;
+  }
+}
+
+// A standby's server, once it took the store over; or the exit code, its
+// reason printed.
+std::expected<std::unique_ptr<transport::Server>, int> start_standby(
+    const ServerConfig& config) {
+  const std::string where = log::redact_location(config.data.string());
+  auto view = log::open_store_read_only(config.data.string());
+  if (!view) {
+    std::cerr << "parley serve: standby cannot read " << where << ": "
+              << view.error().message << '\n';
+    return std::unexpected(exit_code_for(view.error().code));
+  }
+  auto hub = transport::Server::open_standby_hub(config, std::move(*view));
+  if (!hub) {
+    std::cerr << "parley serve: standby cannot fold " << where << ": "
+              << hub.error().message << '\n';
+    return std::unexpected(kExitIoError);
+  }
+  std::cout << "standby: following " << where << " from log sequence "
+            << (*hub)->store().last_sequence() << '\n'
+            << std::flush;
+  if (auto ended = take_over_when_free(config, **hub)) {
+    (void)(*hub)->close();
+    return std::unexpected(*ended);
+  }
+  auto server = transport::Server::start(config, std::move(*hub));
+  if (!server) {
+    std::cerr << "parley serve: " << server.error().message << '\n';
+    return std::unexpected(kExitUnavailable);
+  }
+  return std::move(*server);
 }
 
 int run(const ServeFlags& flags) {
@@ -125,32 +248,41 @@ int run(const ServeFlags& flags) {
     std::cout << "configuration OK\n";
     return kExitOk;
   }
-  auto opened = log::open_store(config->data.string(),
-                                {.memtable_bytes = config->memtable_bytes});
-  if (!opened) {
-    std::cerr << "parley serve: cannot open the store in "
-              << log::redact_location(config->data.string()) << ": "
-              << opened.error().message << '\n';
-    return exit_code_for(opened.error().code);
+  std::unique_ptr<transport::Server> server;
+  if (config->standby) {
+    auto started = start_standby(*config);
+    if (!started) return started.error();
+    server = std::move(*started);
+  } else {
+    auto opened =
+        log::open_store(config->data.string(), store_options(*config));
+    if (!opened) {
+      std::cerr << "parley serve: cannot open the store in "
+                << log::redact_location(config->data.string()) << ": "
+                << opened.error().message << '\n';
+      return exit_code_for(opened.error().code);
+    }
+    report_open(opened->recovery);
+    auto started = transport::Server::start(
+        *config, std::shared_ptr<log::LogStore>(std::move(opened->store)));
+    if (!started) {
+      std::cerr << "parley serve: " << started.error().message << '\n';
+      return kExitUnavailable;
+    }
+    server = std::move(*started);
   }
-  if (opened->recovery.torn_tail) {
-    std::cerr << "parley serve: recovered from a torn WAL tail: "
-              << opened->recovery.detail << '\n';
-  }
-  auto server = transport::Server::start(
-      *config, std::shared_ptr<log::LogStore>(std::move(opened->store)));
-  if (!server) {
-    std::cerr << "parley serve: " << server.error().message << '\n';
-    return kExitUnavailable;
-  }
-  std::cout << "listening on " << (*server)->url() << '\n';
-  if (auto admin = (*server)->admin_port()) {
+  std::cout << "listening on " << server->url() << '\n';
+  if (auto admin = server->admin_port()) {
     std::cout << "admin on http://"
               << transport::to_string({config->admin->host, *admin}) << '\n';
   }
   std::cout << std::flush;
-  auto closed = (*server)->run_until_signal();
-  server->reset();
+  auto closed = server->run_until_signal();
+  server.reset();
+  if (writer_lost) {
+    std::cerr << "parley serve: stopped: " << writer_lost_reason << '\n';
+    return kExitUnavailable;
+  }
   if (!closed) {
     std::cerr << "parley serve: closing the hub failed: "
               << closed.error().message << '\n';
@@ -216,6 +348,13 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "Seconds create_channel waits for acks (default 30)");
   serve->add_option("--drain-timeout", flags->drain_timeout,
                     "Seconds a shutdown waits for requests (default 10)");
+  serve->add_flag("--standby", flags->standby,
+                  "Follow the store another hub writes and take it over "
+                  "once that hub is gone; listen only from then on");
+  serve->add_option("--lease-timeout", flags->lease_timeout,
+                    "PostgreSQL: seconds the writer's lease lasts unrenewed, "
+                    "how long a standby waits for a silent writer (default "
+                    "3)");
   serve->add_flag("--check-config", flags->check_config,
                   "Validate and print the configuration, then exit (0 when "
                   "valid, 64 when not)");

@@ -18,6 +18,7 @@
 #include "engine/hub/state_reads.h"
 #include "engine/hub/task_mutations.h"
 #include "engine/state/log_prefetcher.h"
+#include "log/handover_log_store.h"
 
 namespace parley::engine {
 
@@ -88,11 +89,54 @@ Result<std::unique_ptr<Hub>> Hub::open(HubOptions options) {
   if (auto hydrated = hub->hydrate(); !hydrated) {
     return std::unexpected(hydrated.error());
   }
-  hub->committer_->start();
-  if (auto expired = hub->periodic_->expire_orphaned_pending(); !expired) {
-    return std::unexpected(expired.error());
+  if (auto started = hub->start_writing(); !started) {
+    return std::unexpected(started.error());
   }
   return hub;
+}
+
+Result<std::unique_ptr<Hub>> Hub::open_standby(HubOptions options) {
+  if (!options.store) return invalid("a hub needs a log store");
+  auto stand_in =
+      std::make_shared<log::HandoverLogStore>(std::move(options.store));
+  log::HandoverLogStore* view = stand_in.get();
+  options.store = std::move(stand_in);
+  std::unique_ptr<Hub> hub(new Hub(std::move(options)));
+  if (auto hydrated = hub->hydrate(); !hydrated) {
+    return std::unexpected(hydrated.error());
+  }
+  hub->standby_store_ = view;
+  return hub;
+}
+
+Result<std::uint64_t> Hub::follow(std::chrono::milliseconds timeout) {
+  if (!standby_store_) return invalid("follow(): this hub is not a standby");
+  if (core_->store->wait_for_append(folded_through_, timeout) >
+      folded_through_) {
+    if (auto folded = fold_log_from(folded_through_ + 1); !folded) {
+      return std::unexpected(folded.error());
+    }
+  }
+  return folded_through_;
+}
+
+Result<void> Hub::take_over(std::unique_ptr<log::LogStore> writable) {
+  if (!standby_store_ || !writable) {
+    return invalid("take_over(): this hub is not a standby");
+  }
+  log::HandoverLogStore* view = std::exchange(standby_store_, nullptr);
+  if (auto handed = view->hand_over(std::move(writable)); !handed) {
+    return storage_error(handed.error());
+  }
+  if (auto folded = fold_log_from(folded_through_ + 1); !folded) {
+    return folded;
+  }
+  return start_writing();
+}
+
+Result<void> Hub::start_writing() {
+  committer_->start();
+  return periodic_->expire_orphaned_pending();
 }
 
 Result<void> Hub::close() {
@@ -106,9 +150,11 @@ Result<void> Hub::close() {
   return {};
 }
 
-Result<void> Hub::hydrate() {
+Result<void> Hub::hydrate() { return fold_log_from(1); }
+
+Result<void> Hub::fold_log_from(std::uint64_t first) {
   log::WriterLock lock(core_->state_mutex);
-  LogPrefetcher log(*core_->store);
+  LogPrefetcher log(*core_->store, first);
   while (auto batch = log.next()) {
     for (std::size_t i = 0; i < batch->size(); ++i) {
       if (auto folded =
@@ -116,6 +162,7 @@ Result<void> Hub::hydrate() {
           !folded) {
         return folded;
       }
+      folded_through_ = batch->log_sequence(i);
     }
   }
   if (auto read = log.result(); !read) return storage_error(read.error());

@@ -52,6 +52,10 @@
 #include "engine/tasks/task_access.h"
 #include "log/log_store.h"
 
+namespace parley::log {
+class HandoverLogStore;
+}
+
 namespace parley::engine {
 
 struct Commit;
@@ -104,6 +108,22 @@ class Hub {
   // fail. Other calls still running on other threads must end before the
   // hub is destroyed.
   Result<void> close();
+
+  // --- Standby -------------------------------------------------------------
+  // A hub that follows a log another hub writes, ready to take it over:
+  // folds `options.store` (a read-only view of that log) as open() does,
+  // but starts no writer and expires nothing. follow() folds what the
+  // writer appends since; take_over() makes this hub the writer. Until
+  // then call nothing but follow(), take_over(), the reads and close().
+  static Result<std::unique_ptr<Hub>> open_standby(HubOptions options);
+  // Waits up to `timeout` for records past those folded and folds them;
+  // returns the last log sequence folded. Standby only.
+  Result<std::uint64_t> follow(std::chrono::milliseconds timeout);
+  // `writable` is the same log opened read-write, its writer gone or
+  // fenced. Closes the view, folds what was committed since the last
+  // follow(), then starts as open() does: the writer, then pending
+  // channels expired. Standby only, once; after a failure, close the hub.
+  Result<void> take_over(std::unique_ptr<log::LogStore> writable);
 
   // --- Identity ------------------------------------------------------------
   // `owners`: only for a remote_agent registered over the wire, the agents
@@ -363,6 +383,10 @@ class Hub {
 
   // Folds the whole log into the state (hydrate, and after a full disk).
   Result<void> hydrate();
+  // Folds the records from log sequence `first` on into the state.
+  Result<void> fold_log_from(std::uint64_t first);
+  // Starts the writer, then expires what a previous writer left pending.
+  Result<void> start_writing();
   // The Committer's fold hook: a batch the log has just sequenced.
   Result<void> fold(Commit& batch, std::span<const log::Position> positions);
 
@@ -376,6 +400,10 @@ class Hub {
   std::unique_ptr<ChannelLifecycle> channels_;
   std::unique_ptr<PostPipeline> posts_;
   std::unique_ptr<PeriodicWork> periodic_;
+  // A standby's store, which take_over() hands the writable log to; null
+  // once it has (and for a hub open() opened).
+  log::HandoverLogStore* standby_store_ = nullptr;
+  std::uint64_t folded_through_ = 0;  // the last log sequence folded
 };
 
 }  // namespace parley::engine

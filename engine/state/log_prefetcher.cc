@@ -12,8 +12,8 @@ void LogPrefetcher::Batch::add(std::uint64_t log_sequence,
   index_.push_back({log_sequence, offset * 8, record.size()});
 }
 
-LogPrefetcher::LogPrefetcher(const log::LogStore& store)
-    : reader_([this, &store] { run(store); }) {}
+LogPrefetcher::LogPrefetcher(const log::LogStore& store, std::uint64_t first)
+    : reader_([this, &store, first] { run(store, first); }) {}
 
 LogPrefetcher::~LogPrefetcher() {
   {
@@ -34,10 +34,10 @@ bool LogPrefetcher::hand_over(Batch& batch) {
   return true;
 }
 
-void LogPrefetcher::run(const log::LogStore& store) {
+void LogPrefetcher::run(const log::LogStore& store, std::uint64_t first) {
   Batch batch;
   auto read =
-      store.read(1, log::kLastSequence,
+      store.read(first, log::kLastSequence,
                  [&](std::uint64_t log_sequence, std::string_view record) {
                    batch.add(log_sequence, record);
                    return batch.size() < kBatchRecords || hand_over(batch);

@@ -46,9 +46,9 @@ class LogPrefetcher {
     std::vector<Entry> index_;
   };
 
-  // Starts reading `store` (records 1..last) at once. `store` must outlive
-  // the prefetcher.
-  explicit LogPrefetcher(const log::LogStore& store);
+  // Starts reading `store` (records first..last) at once. `store` must
+  // outlive the prefetcher.
+  explicit LogPrefetcher(const log::LogStore& store, std::uint64_t first = 1);
   LogPrefetcher(const LogPrefetcher&) = delete;
   LogPrefetcher& operator=(const LogPrefetcher&) = delete;
   // Stops the reader early if the consumer did not drain it.
@@ -64,7 +64,7 @@ class LogPrefetcher {
   static constexpr std::size_t kBatchRecords = 4096;
   static constexpr std::size_t kDepth = 4;
 
-  void run(const log::LogStore& store);
+  void run(const log::LogStore& store, std::uint64_t first);
   bool hand_over(Batch& batch);  // false when the consumer went away
 
   std::mutex mutex_;

@@ -65,6 +65,15 @@ std::shared_ptr<const engine::AuthRegistry> auth_registry(
   return registry;
 }
 
+engine::HubOptions hub_options(const ServerConfig& config,
+                               std::shared_ptr<log::LogStore> store,
+                               std::shared_ptr<const engine::Clock> clock) {
+  return {.store = std::move(store),
+          .clock = std::move(clock),
+          .invite_ack_timeout = config.invite_ack_timeout,
+          .auth = auth_registry(config)};
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -179,6 +188,27 @@ engine::Result<std::unique_ptr<Server>> Server::start(
   if (auto valid = validate(config); !valid) {
     return std::unexpected(valid.error());
   }
+  auto hub = engine::Hub::open(
+      hub_options(config, std::move(store), std::move(clock)));
+  if (!hub) return std::unexpected(hub.error());
+  return start(std::move(config), std::move(*hub));
+}
+
+engine::Result<std::unique_ptr<engine::Hub>> Server::open_standby_hub(
+    const ServerConfig& config, std::shared_ptr<log::LogStore> view,
+    std::shared_ptr<const engine::Clock> clock) {
+  if (auto valid = validate(config); !valid) {
+    return std::unexpected(valid.error());
+  }
+  return engine::Hub::open_standby(
+      hub_options(config, std::move(view), std::move(clock)));
+}
+
+engine::Result<std::unique_ptr<Server>> Server::start(
+    ServerConfig config, std::unique_ptr<engine::Hub> hub) {
+  if (auto valid = validate(config); !valid) {
+    return std::unexpected(valid.error());
+  }
   auto impl = std::make_unique<Impl>();
   Impl& s = *impl;
   s.config = std::move(config);
@@ -198,16 +228,10 @@ engine::Result<std::unique_ptr<Server>> Server::start(
     s.tls = std::move(*tls);
   }
 
-  engine::HubOptions options{.store = std::move(store),
-                             .clock = std::move(clock),
-                             .invite_ack_timeout = c.invite_ack_timeout,
-                             .auth = auth_registry(c)};
-  auto hub = engine::Hub::open(std::move(options));
-  if (!hub) return std::unexpected(hub.error());
-  s.hub = std::move(*hub);
+  s.hub = std::move(hub);
   s.control_plane = std::make_unique<engine::ControlPlane>(
       *s.hub, engine::WireOptions{.allow_remote_agent_registration =
-                                      config.allow_remote_agent_registration});
+                                      c.allow_remote_agent_registration});
   s.bindings = std::make_unique<BindingTable>(*s.hub, s.metrics);
   s.context =
       std::make_unique<ServerContext>(*s.hub, *s.control_plane, *s.bindings,

@@ -39,6 +39,17 @@ class Server {
   static engine::Result<std::unique_ptr<Server>> start(
       ServerConfig config, std::shared_ptr<log::LogStore> store,
       std::shared_ptr<const engine::Clock> clock = nullptr);
+  // Serves `hub`, opened as open_standby_hub() opens one and since made
+  // the writer of its log (Hub::take_over).
+  static engine::Result<std::unique_ptr<Server>> start(
+      ServerConfig config, std::unique_ptr<engine::Hub> hub);
+
+  // A standby's hub (Hub::open_standby), configured as start() configures
+  // the hub it opens: follows `view`, a read-only view of the log another
+  // hub writes. Binds nothing.
+  static engine::Result<std::unique_ptr<engine::Hub>> open_standby_hub(
+      const ServerConfig& config, std::shared_ptr<log::LogStore> view,
+      std::shared_ptr<const engine::Clock> clock = nullptr);
 
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

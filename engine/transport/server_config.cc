@@ -153,6 +153,7 @@ Result<void> read_file(const toml::table& root, const std::string& file,
   PARLEY_CONFIG_CHECK(read_address(top, "listen", listen));
   if (listen) config.listen = *listen;
   PARLEY_CONFIG_CHECK(read_address(top, "admin", config.admin));
+  PARLEY_CONFIG_CHECK(top.flag("standby", config.standby));
 
   auto tls_table = top.table("tls");
   if (!tls_table) return std::unexpected(tls_table.error());
@@ -229,6 +230,7 @@ Result<void> read_file(const toml::table& root, const std::string& file,
   if (*log_table) {
     TomlTable log(**log_table, "log", file);
     PARLEY_CONFIG_CHECK(log.count("memtable_bytes", config.memtable_bytes));
+    PARLEY_CONFIG_CHECK(log.seconds("lease_timeout", config.lease_timeout));
     PARLEY_CONFIG_CHECK(log.finish());
   }
 
@@ -379,6 +381,9 @@ Result<void> validate(const ServerConfig& config) {
   if (config.io_threads == 0) {
     return invalid("thread counts must be positive");
   }
+  if (config.lease_timeout < std::chrono::milliseconds(300)) {
+    return invalid("the lease timeout must be at least 0.3 seconds");
+  }
   return {};
 }
 
@@ -388,6 +393,7 @@ std::string describe(const ServerConfig& config) {
   std::vector<std::string> key_names;
   for (const auto& [name, key] : config.api_keys) key_names.push_back(name);
   out << "data = " << log::redact_location(config.data.string()) << '\n'
+      << "standby = " << std::boolalpha << config.standby << '\n'
       << "listen = " << to_string(config.listen) << '\n'
       << "admin = " << (config.admin ? to_string(*config.admin) : "off") << '\n'
       << "tls = "
@@ -415,6 +421,7 @@ std::string describe(const ServerConfig& config) {
               ? std::string("0 (RocksDB's default, 64 MiB)")
               : std::to_string(config.memtable_bytes))
       << '\n'
+      << "log.lease_timeout = " << seconds_text(config.lease_timeout) << '\n'
       << "timing.ttl_sweep_interval = "
       << seconds_text(config.ttl_sweep_interval) << '\n'
       << "timing.expectation_sweep_interval = "

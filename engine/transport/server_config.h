@@ -5,7 +5,7 @@
 //
 // TOML file (every key optional; flags override it):
 //   data = "/var/lib/parley"            listen = "127.0.0.1:8765"
-//   admin = "127.0.0.1:8766"
+//   admin = "127.0.0.1:8766"            standby = false
 //   [tls]      cert = "server.pem"  key = "server.key"
 //   [auth]     schemes = ["none", "api_key"]
 //              allow_unauthenticated = false  allow_insecure = false
@@ -16,6 +16,7 @@
 //   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)
 //   [threads]  io = 2
 //   [log]      memtable_bytes = 0            (0: RocksDB's 64 MiB)
+//              lease_timeout = 3.0           (seconds; PostgreSQL)
 //   [timing]   ttl_sweep_interval = 30.0  expectation_sweep_interval = 10.0
 //              invite_ack_timeout = 30.0  drain_timeout = 10.0
 //              handshake_timeout = 10.0
@@ -67,6 +68,12 @@ struct ServerConfig {
   // store's column families has one, and up to two while one flushes);
   // 0: RocksDB's default, 64 MiB. Bounds the log's share of memory.
   std::size_t memtable_bytes = 0;
+  // Follow the store another hub writes and take it over once that hub is
+  // gone (`parley serve --standby`); serve nothing until then.
+  bool standby = false;
+  // PostgreSQL: how long the writer's lease lasts unrenewed, i.e. how long
+  // a standby waits for a writer that went silent (log/postgres_lease.h).
+  std::chrono::milliseconds lease_timeout{3000};
   std::chrono::milliseconds ttl_sweep_interval{30000};
   std::chrono::milliseconds expectation_sweep_interval{10000};
   std::chrono::milliseconds invite_ack_timeout{30000};
@@ -87,7 +94,8 @@ engine::Result<void> load_config_file(const std::filesystem::path& file,
 // certificate and key both or neither, and readable; known schemes; keys
 // for api_key; "none" on a non-loopback address only with
 // allow_unauthenticated; "api_key" on a non-loopback address without TLS
-// only with allow_insecure; positive sizes and thread counts.
+// only with allow_insecure; positive sizes and thread counts; a lease of
+// at least 0.3 s.
 engine::Result<void> validate(const ServerConfig& config);
 
 // The effective configuration, one "key = value" line each; api keys by
