@@ -580,7 +580,7 @@ void run(const Options& options) {
   measurements.push_back(measurement("open_store", 1, open_best, 0));
   measurements.push_back(
       measurement("scan", totals.records, scan_best, bytes_per_record));
-  measurements.back().note = "records; RocksDB iteration + Verifier";
+  measurements.back().note = "records; the store's reads + Verifier";
   Measurement hydrate = measurement("hydrate", totals.envelopes, hydrate_best,
                                     bytes_per_envelope);
   const bool met = hydrate.ops_per_sec() >= kTargetEnvelopesPerSec;

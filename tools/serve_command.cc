@@ -1,10 +1,13 @@
 #include "tools/serve_command.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <csignal>
 #include <expected>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -123,9 +126,12 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
 
 // Set from a signal handler while a standby waits to take over.
 volatile std::sig_atomic_t standby_signal = 0;
-// The reason this hub lost its store, set by the store's lease keeper.
-std::atomic<bool> writer_lost = false;
-std::string writer_lost_reason;  // written once, before writer_lost
+// Why this hub lost its store, once the store's lease keeper said so.
+struct LostStore {
+  std::mutex mutex;
+  std::optional<std::string> reason;
+};
+LostStore lost_store;
 
 log::StoreOptions store_options(const ServerConfig& config) {
   return {.memtable_bytes = config.memtable_bytes,
@@ -133,8 +139,11 @@ log::StoreOptions store_options(const ServerConfig& config) {
           // A hub that lost its store can acknowledge nothing more: it
           // stops, so its clients reconnect to the hub that has the store.
           .on_writer_lost = [](const log::Error& why) {
-            if (writer_lost.exchange(true)) return;
-            writer_lost_reason = why.message;
+            {
+              std::lock_guard lock(lost_store.mutex);
+              if (lost_store.reason) return;
+              lost_store.reason = why.message;
+            }
             std::cerr << "parley serve: this hub lost its store: "
                       << why.message << "; stopping\n";
             ::kill(::getpid(), SIGTERM);
@@ -191,6 +200,9 @@ std::optional<int> take_over_when_free(const ServerConfig& config,
                 << " over: " << taken.error().message << '\n';
       return kExitIoError;
     }
+    // From here until the server installs its own handlers
+    // (run_until_signal), a signal has its default effect: the process
+    // ends, having served nothing.
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     std::cout << "took over " << where << " at log sequence "
@@ -279,9 +291,12 @@ int run(const ServeFlags& flags) {
   std::cout << std::flush;
   auto closed = server->run_until_signal();
   server.reset();
-  if (writer_lost) {
-    std::cerr << "parley serve: stopped: " << writer_lost_reason << '\n';
-    return kExitUnavailable;
+  {
+    std::lock_guard lock(lost_store.mutex);
+    if (lost_store.reason) {
+      std::cerr << "parley serve: stopped: " << *lost_store.reason << '\n';
+      return kExitUnavailable;
+    }
   }
   if (!closed) {
     std::cerr << "parley serve: closing the hub failed: "
