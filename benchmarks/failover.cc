@@ -62,8 +62,8 @@ class Connection {
   // Throws beast::system_error when the hub is not there.
   explicit Connection(std::uint16_t port) : ws_(io_) {
     tcp::resolver resolver(io_);
-    net::connect(ws_.next_layer(), resolver.resolve("127.0.0.1",
-                                                    std::to_string(port)));
+    net::connect(ws_.next_layer(),
+                 resolver.resolve("127.0.0.1", std::to_string(port)));
     ws_.handshake("127.0.0.1", "/");
   }
 
@@ -79,7 +79,9 @@ class Connection {
   // are dropped.
   json request(const std::string& op, const json& params) {
     const std::string id = std::to_string(next_id_++);
-    send({{"request_id", id}, {"op", op}, {"params", params},
+    send({{"request_id", id},
+          {"op", op},
+          {"params", params},
           {"kind", "request"}});
     while (true) {
       json frame = read();
@@ -177,8 +179,8 @@ class ServeProcess {
 // A loopback port nobody listens on right now.
 std::uint16_t free_port() {
   net::io_context io;
-  tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"),
-                                           0));
+  tcp::acceptor acceptor(io,
+                         tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
   return acceptor.local_endpoint().port();
 }
 
@@ -257,7 +259,8 @@ std::pair<Clock::duration, std::uint64_t> run_trial(const Options& options,
     }
     channel = opened["result"]["channel_id"];
     const auto load_until =
-        Clock::now() + milliseconds(static_cast<int>(options.load_seconds * 1000));
+        Clock::now() +
+        milliseconds(static_cast<int>(options.load_seconds * 1000));
     while (Clock::now() < load_until) {
       a.call("post_envelope", text_post(channel, alice, chat_text(300, acked)));
       ++acked;

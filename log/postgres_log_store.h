@@ -67,8 +67,9 @@ struct OpenedPostgresStore {
 
 // Opens (or creates) the store in the database `conninfo` names; a store
 // of schema version 1 is migrated to 2 (its writer row gains the lease).
-// Fails with kNotFound (no store and !create_if_missing), kBusy (another
-// writer holds it and renews its lease), kVersionMismatch (another schema
+// Fails with kNotFound (no store and !create_if_missing), kReadOnly (the
+// server is a hot standby), kBusy (another writer holds it and renews its
+// lease), kVersionMismatch (another schema
 // version; a newer one is refused), kCorruption (the newest record fails
 // its checks) or kIoError (no connection, a server error).
 Result<OpenedPostgresStore> open_postgres_log_store(

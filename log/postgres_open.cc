@@ -35,6 +35,23 @@ Result<std::uint64_t> find_last_sequence(const Connection& connection) {
   return *sequence;
 }
 
+// kReadOnly when `connection` is to a hot standby (a server replaying its
+// primary's WAL), which refuses every write.
+Result<void> refuse_standby(const Connection& connection,
+                            const std::string& where) {
+  auto recovering = connection.exec("asking whether the server is a standby",
+                                    "SELECT pg_is_in_recovery()");
+  if (!recovering) return std::unexpected(recovering.error());
+  if (PQgetvalue(recovering->get(), 0, 0)[0] == 1) {  // binary bool
+    return std::unexpected(
+        Error{ErrorCode::kReadOnly,
+              where + " is a read-only server (a hot standby replaying its "
+                      "primary): a writer needs the primary. Nothing was "
+                      "changed"});
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<OpenedPostgresStore> open_postgres_log_store(
@@ -42,6 +59,9 @@ Result<OpenedPostgresStore> open_postgres_log_store(
   const std::string where = redact_location(conninfo);
   auto writer = Connection::connect(std::string(conninfo), false);
   if (!writer) return std::unexpected(writer.error());
+  if (auto standby = refuse_standby(*writer, where); !standby) {
+    return std::unexpected(standby.error());
+  }
   auto schema = prepare_schema(*writer, where, options.create_if_missing);
   if (!schema) return std::unexpected(schema.error());
   auto locked = take_writer_lock(*writer, where,

@@ -624,6 +624,60 @@ TEST_CASE("the golden AG2 store imports into PostgreSQL as into RocksDB") {
   CHECK_MESSAGE(diff.exit_code == 0, diff.out);
 }
 
+TEST_CASE(
+    "the read-only commands read a hot standby of the database as its "
+    "primary, and a writer is refused there") {
+  OwnServer primary;
+  const std::string replica_state =
+      (primary.dir.path() / "replica.uri").string();
+  auto made =
+      testing::run_command(std::string(PARLEY_POSTGRES_SERVER) + " replica " +
+                           primary.state + " " + replica_state);
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  struct StopReplica {
+    std::string state;
+    ~StopReplica() {
+      (void)testing::run_command(std::string(PARLEY_POSTGRES_SERVER) +
+                                 " stop " + state);
+    }
+  } stop_replica{replica_state};
+  std::string replica;
+  std::getline(std::ifstream(replica_state), replica);
+  const std::string source = primary.uri();
+  REQUIRE(parley("exec --data " + shell_quoted(source) + " " +
+                 PARLEY_GOLDEN_DIR + "/scripts/basics.jsonl")
+              .exit_code == 0);
+  const std::string records =
+      testing::run_sql(source, "SELECT count(*) FROM parley_log").value();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (testing::run_sql(replica, "SELECT count(*) FROM parley_log") !=
+             records &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const char* command :
+       {"channels", "agents", "log dump", "audit -o jsonl"}) {
+    CAPTURE(command);
+    auto on_primary =
+        parley(std::string(command) + " --data " + shell_quoted(source));
+    auto on_replica =
+        parley(std::string(command) + " --data " + shell_quoted(replica));
+    CHECK(on_primary.exit_code == 0);
+    CHECK_MESSAGE(on_replica.exit_code == 0, on_replica.err);
+    CHECK(on_replica.out == on_primary.out);
+  }
+  auto written = parley("exec --data " + shell_quoted(replica) + " " +
+                        PARLEY_GOLDEN_DIR + "/scripts/basics.jsonl");
+  CHECK(written.exit_code == 69);
+  CHECK_MESSAGE(written.err.find("is a read-only server (a hot standby") !=
+                    std::string::npos,
+                written.err);
+  auto opened = log::open_postgres_log_store(replica);
+  REQUIRE_FALSE(opened.has_value());
+  CHECK(opened.error().code == ErrorCode::kReadOnly);
+}
+
 TEST_SUITE_END();
 
 }  // namespace
