@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/own_postgres_server.h"
 #include "tests/postgres_test_support.h"
 #include "tests/serve_fixture.h"
 
@@ -261,6 +262,46 @@ TEST_CASE(
   const auto logged = logged_posts(standby.port(), talk.channel);
   CHECK(logged.size() == 1);
   CHECK(logged.contains(first["result"].get<std::string>()));
+  CHECK(standby.stop(SIGTERM) == 0);
+}
+
+TEST_CASE(
+    "a PostgreSQL restart under a serving hub: its store fails, the standby "
+    "waits the restart out and takes over, the old hub stops, nothing acked "
+    "is lost") {
+  testing::OwnServer server;
+  const std::string store = server.uri();
+  ServeProcess active(store, kLease);
+  ServeProcess standby(store, standby_arguments(), /*wait_listening=*/false);
+  REQUIRE(standby.wait_output("standby: following"));
+  Conversation talk(active.port());
+  auto before = talk.a->request("post_envelope",
+                                keyed_post(talk.channel, talk.alice, "before"));
+  REQUIRE(before["ok"] == true);
+
+  auto restarted = server.restart();
+  REQUIRE_MESSAGE(restarted.exit_code == 0, restarted.err);
+  // The active hub's writer session was cut: it acks nothing more.
+  try {
+    auto during = talk.a->request(
+        "post_envelope", keyed_post(talk.channel, talk.alice, "during"), 5s);
+    CHECK_MESSAGE(during["ok"] == false, during.dump());
+  } catch (const std::exception&) {
+    // Or it closed the connection first: no ack either.
+  }
+  REQUIRE_MESSAGE(standby.wait_listening(20s), standby.output());
+  CHECK(active.stop(0, 20s) == 69);
+  CHECK(active.output().find("this hub lost its store") != std::string::npos);
+
+  WsTestClient alice("127.0.0.1", standby.port());
+  alice.send(hello("alice"));
+  REQUIRE(alice.next_of_kind("welcome").has_value());
+  auto after = alice.request("post_envelope",
+                             keyed_post(talk.channel, talk.alice, "after"));
+  REQUIRE_MESSAGE(after["ok"] == true, after.dump());
+  const auto logged = logged_posts(standby.port(), talk.channel);
+  CHECK(logged.contains(before["result"].get<std::string>()));
+  CHECK(logged.contains(after["result"].get<std::string>()));
   CHECK(standby.stop(SIGTERM) == 0);
 }
 

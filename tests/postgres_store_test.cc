@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "log/postgres_log_store.h"
+#include "tests/own_postgres_server.h"
 #include "tests/postgres_test_support.h"
 #include "tests/test_support.h"
 
@@ -334,31 +335,7 @@ TEST_CASE(
         "2");
 }
 
-// A server of the test's own (the fixture's is shared by tests running
-// at the same time), stopped however the test ends.
-struct OwnServer {
-  testing::ScratchDir dir;
-  std::string state = (dir.path() / "server.uri").string();
-  OwnServer() {
-    auto started = testing::run_command(std::string(PARLEY_POSTGRES_SERVER) +
-                                        " start " + state);
-    REQUIRE_MESSAGE(started.exit_code == 0, started.err);
-  }
-  ~OwnServer() {
-    (void)testing::run_command(std::string(PARLEY_POSTGRES_SERVER) + " stop " +
-                               state);
-  }
-  std::string uri() const {
-    std::ifstream in(state);
-    std::string line;
-    std::getline(in, line);
-    return line;
-  }
-  testing::CommandRun restart() const {
-    return testing::run_command(std::string(PARLEY_POSTGRES_SERVER) +
-                                " restart " + state);
-  }
-};
+using testing::OwnServer;
 
 TEST_CASE(
     "a PostgreSQL restart under load fails the appends in flight and "

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "engine/hub/hub.h"
 #include "engine/transport/server.h"
@@ -180,14 +181,27 @@ std::optional<int> take_over_when_free(const ServerConfig& config,
       std::cerr << "parley serve: standby stopped before taking over\n";
       return kExitOk;
     }
+    // The database going away for a while (a restart, a network cut) is
+    // waited out: the read and the open are tried again.
     auto followed = hub.follow(kFollowFor);
-    if (!followed) {
+    if (!followed && followed.error().log_code != log::ErrorCode::kIoError) {
       std::cerr << "parley serve: standby cannot follow " << where << ": "
                 << followed.error().message << '\n';
       return kExitIoError;
     }
+    if (!followed) {
+      std::cerr << "parley serve: standby cannot follow " << where
+                << " (trying again): " << followed.error().message << '\n';
+      std::this_thread::sleep_for(kFollowFor);
+    }
     auto opened = log::open_store(config.data.string(), options);
     if (!opened && opened.error().code == log::ErrorCode::kBusy) continue;
+    if (!opened && opened.error().code == log::ErrorCode::kIoError) {
+      std::cerr << "parley serve: standby cannot reach " << where
+                << " (trying again): " << opened.error().message << '\n';
+      std::this_thread::sleep_for(kFollowFor);
+      continue;
+    }
     if (!opened) {
       std::cerr << "parley serve: standby cannot open " << where << ": "
                 << opened.error().message << '\n';
