@@ -626,6 +626,57 @@ TEST_SUITE("client") {
     CHECK(closed.error().code == client::code::kClosed);
   }
 
+  TEST_CASE(
+      "wss://: a hub whose certificate a trusted CA signed for its address "
+      "is reached; an untrusted one, a plain ws:// client and an "
+      "unreadable CA file are refused") {
+    parley::testing::ScratchDir certs;
+    const auto cert = certs.path() / "cert.pem";
+    const auto key = certs.path() / "key.pem";
+    auto made = parley::testing::run_command(
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=parley "
+        "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+        key.string() + " -out " + cert.string());
+    REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+    ServeFixture serve([&](parley::transport::ServerConfig& config) {
+      config.tls_cert = cert;
+      config.tls_key = key;
+    });
+    const std::string port = std::to_string(serve.port());
+    client::IoThread io;
+    auto connect = [&](const std::string& url,
+                       std::optional<std::filesystem::path> ca) {
+      return wait<std::shared_ptr<HubClient>>([&](auto done) {
+        HubClient::connect(io.executor(), url, {.tls_ca_file = ca}, done);
+      });
+    };
+
+    auto trusted = connect("wss://127.0.0.1:" + port, cert);
+    REQUIRE_MESSAGE(trusted.has_value(), trusted.error().message);
+    auto passport = wait<Passport>([&](auto done) {
+      (*trusted)->register_agent(named("alice"), nullptr, done);
+    });
+    REQUIRE_MESSAGE(passport.has_value(), passport.error().message);
+    CHECK(passport->name == "alice");
+    client::close_and_wait(**trusted);
+
+    auto untrusted = connect("wss://127.0.0.1:" + port, std::nullopt);
+    REQUIRE_FALSE(untrusted.has_value());
+    CHECK(untrusted.error().code == client::code::kDisconnected);
+    CHECK_MESSAGE(
+        untrusted.error().message.find("TLS handshake") != std::string::npos,
+        untrusted.error().message);
+    auto plain = connect("ws://127.0.0.1:" + port, std::nullopt);
+    REQUIRE_FALSE(plain.has_value());
+    CHECK(plain.error().code == client::code::kDisconnected);
+    auto no_file =
+        connect("wss://127.0.0.1:" + port, certs.path() / "missing.pem");
+    REQUIRE_FALSE(no_file.has_value());
+    CHECK(no_file.error().code == client::code::kInvalid);
+    CHECK(no_file.error().message.starts_with(
+        "cannot load the CAs to trust for wss:// from "));
+  }
+
   TEST_CASE("a bad or unreachable hub URL fails to connect") {
     client::IoThread io;
     auto connect = [&](const std::string& url) {
@@ -636,11 +687,8 @@ TEST_SUITE("client") {
     REQUIRE_FALSE(no_scheme.has_value());
     CHECK(no_scheme.error().code == client::code::kInvalid);
     CHECK(no_scheme.error().message ==
-          "a hub URL must start with ws://, got 'http://127.0.0.1:1'");
-    auto tls = connect("wss://127.0.0.1:1");
-    REQUIRE_FALSE(tls.has_value());
-    CHECK(tls.error().message ==
-          "wss:// is not supported by the C++ client yet");
+          "a hub URL must start with ws:// or wss://, got "
+          "'http://127.0.0.1:1'");
     auto no_port = connect("ws://127.0.0.1");
     REQUIRE_FALSE(no_port.has_value());
     CHECK(no_port.error().code == client::code::kInvalid);

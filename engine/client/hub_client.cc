@@ -63,10 +63,20 @@ void HubClient::connect(net::any_io_executor executor, std::string_view url,
                        done(std::unexpected(error));
                      });
   }
+  std::shared_ptr<WsTls> tls;
+  if (parsed_url->tls) {
+    auto made = make_ws_tls(options.tls_ca_file);
+    if (!made) {
+      return net::post(strand, [done = std::move(done), error = made.error()] {
+        done(std::unexpected(error));
+      });
+    }
+    tls = std::move(*made);
+  }
   if (!options.log) options.log = default_log();
-  auto factory = [strand, url = *parsed_url,
+  auto factory = [strand, url = *parsed_url, tls,
                   log = options.log](std::weak_ptr<LinkEvents> events) {
-    return make_ws_link(strand, url, std::move(events), log);
+    return make_ws_link(strand, url, tls, std::move(events), log);
   };
   auto impl = std::make_shared<HubClientImpl>(strand, std::move(factory), false,
                                               std::move(options));

@@ -42,6 +42,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -84,6 +85,10 @@ struct HubClientOptions {
   // One line per event worth a log (a lost connection, a skipped frame, a
   // handler that threw). Default: standard error. Called on the strand.
   std::function<void(std::string_view)> log;
+  // wss://: the PEM file of the CAs that may sign the hub's certificate;
+  // none: the system's trusted CAs. The certificate must also name the
+  // host of the URL (DNS name or IP address).
+  std::optional<std::filesystem::path> tls_ca_file;
 };
 
 // What a registration sends: AG2's register op.
@@ -102,9 +107,10 @@ class HubClient {
   static std::shared_ptr<HubClient> in_process(
       boost::asio::any_io_executor executor, engine::Hub& hub,
       HubClientOptions options = {});
-  // The WebSocket link to `url` (ws://HOST:PORT[/PATH]): `done` gets the
-  // connected client, or kInvalid for a bad URL, kDisconnected when the
-  // hub cannot be reached.
+  // The WebSocket link to `url` (ws://HOST:PORT[/PATH] or wss://…): `done`
+  // gets the connected client, or kInvalid for a bad URL or CA file,
+  // kDisconnected when the hub cannot be reached or its certificate is not
+  // trusted.
   static void connect(boost::asio::any_io_executor executor,
                       std::string_view url, HubClientOptions options,
                       Handler<std::shared_ptr<HubClient>> done);

@@ -1,11 +1,16 @@
 #include "engine/client/ws_link.h"
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <charconv>
 #include <deque>
+#include <type_traits>
 #include <unordered_map>
 
 #include "engine/base/ids.h"
@@ -20,22 +25,35 @@ using tcp = net::ip::tcp;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
+class WsTls {
+ public:
+  net::ssl::context context{net::ssl::context::tls_client};
+};
+
 namespace {
 
 constexpr auto kOpenTimeout = std::chrono::seconds(10);
 // Frames from the hub may carry whole WALs (read_wal).
 constexpr std::size_t kMaxMessage = std::size_t{256} << 20;
 
-class WsLink : public Link, public std::enable_shared_from_this<WsLink> {
+// `Stream`: beast::tcp_stream (ws://) or an ssl_stream over one (wss://).
+template <typename Stream>
+class WsLink : public Link,
+               public std::enable_shared_from_this<WsLink<Stream>> {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  using std::enable_shared_from_this<WsLink<Stream>>::shared_from_this;
+
  public:
-  WsLink(Strand strand, WsUrl url, std::weak_ptr<LinkEvents> events,
+  WsLink(Strand strand, WsUrl url, std::shared_ptr<WsTls> tls,
+         std::weak_ptr<LinkEvents> events,
          std::function<void(std::string_view)> log)
       : strand_(strand),
         url_(std::move(url)),
+        tls_(std::move(tls)),
         events_(std::move(events)),
         log_(std::move(log)),
         resolver_(strand),
-        ws_(strand) {}
+        ws_(make_stream(strand, tls_.get())) {}
 
   void open(std::function<void(Result<void>)> done) override {
     resolver_.async_resolve(
@@ -48,7 +66,11 @@ class WsLink : public Link, public std::enable_shared_from_this<WsLink> {
               found, [self, done = std::move(done)](
                          beast::error_code ec, const tcp::endpoint&) mutable {
                 if (ec) return self->fail_open(std::move(done), "connect", ec);
-                self->handshake(std::move(done));
+                if constexpr (kTls) {
+                  self->tls_handshake(std::move(done));
+                } else {
+                  self->handshake(std::move(done));
+                }
               });
         });
   }
@@ -120,6 +142,38 @@ class WsLink : public Link, public std::enable_shared_from_this<WsLink> {
   }
 
  private:
+  static websocket::stream<Stream> make_stream(Strand strand, WsTls* tls) {
+    if constexpr (kTls) {
+      return websocket::stream<Stream>(strand, tls->context);
+    } else {
+      return websocket::stream<Stream>(strand);
+    }
+  }
+
+  // TLS before the WebSocket handshake: the hub's name sent (SNI, unless
+  // it is an address) and its certificate checked against it.
+  void tls_handshake(std::function<void(Result<void>)> done) {
+    auto& tls = ws_.next_layer();
+    beast::error_code ignored;
+    (void)net::ip::make_address(url_.host, ignored);
+    if (ignored &&
+        !SSL_set_tlsext_host_name(tls.native_handle(), url_.host.c_str())) {
+      return fail_open(std::move(done), "TLS server name",
+                       beast::error_code(static_cast<int>(::ERR_get_error()),
+                                         net::error::get_ssl_category()));
+    }
+    tls.set_verify_mode(net::ssl::verify_peer);
+    tls.set_verify_callback(net::ssl::host_name_verification(url_.host));
+    tls.async_handshake(net::ssl::stream_base::client,
+                        [self = shared_from_this(),
+                         done = std::move(done)](beast::error_code ec) mutable {
+                          if (ec)
+                            return self->fail_open(std::move(done),
+                                                   "TLS handshake", ec);
+                          self->handshake(std::move(done));
+                        });
+  }
+
   template <typename T>
   void post_failure(std::function<void(Result<T>)> done, std::string_view code,
                     std::string message) {
@@ -132,9 +186,10 @@ class WsLink : public Link, public std::enable_shared_from_this<WsLink> {
   void fail_open(std::function<void(Result<void>)> done, std::string_view step,
                  beast::error_code ec) {
     done(client_error(code::kDisconnected,
-                      "cannot connect to ws://" + url_.host + ":" + url_.port +
-                          url_.target + " (" + std::string(step) +
-                          "): " + ec.message()));
+                      "cannot connect to " +
+                          std::string(kTls ? "wss://" : "ws://") + url_.host +
+                          ":" + url_.port + url_.target + " (" +
+                          std::string(step) + "): " + ec.message()));
   }
 
   void handshake(std::function<void(Result<void>)> done) {
@@ -284,10 +339,11 @@ class WsLink : public Link, public std::enable_shared_from_this<WsLink> {
 
   Strand strand_;
   const WsUrl url_;
+  const std::shared_ptr<WsTls> tls_;  // wss:// only; outlives ws_
   std::weak_ptr<LinkEvents> events_;
   std::function<void(std::string_view)> log_;
   tcp::resolver resolver_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Stream> ws_;
   beast::flat_buffer buffer_;
   std::deque<std::string> outbox_;  // front: being written
   bool writing_ = false;
@@ -300,17 +356,14 @@ class WsLink : public Link, public std::enable_shared_from_this<WsLink> {
 }  // namespace
 
 Result<WsUrl> parse_ws_url(std::string_view url) {
-  if (url.starts_with("wss://")) {
-    return client_error(code::kInvalid,
-                        "wss:// is not supported by the C++ client yet");
-  }
-  if (!url.starts_with("ws://")) {
-    return client_error(
-        code::kInvalid,
-        "a hub URL must start with ws://, got '" + std::string(url) + "'");
-  }
-  std::string_view rest = url.substr(5);
   WsUrl parsed;
+  parsed.tls = url.starts_with("wss://");
+  if (!parsed.tls && !url.starts_with("ws://")) {
+    return client_error(code::kInvalid,
+                        "a hub URL must start with ws:// or wss://, got '" +
+                            std::string(url) + "'");
+  }
+  std::string_view rest = url.substr(parsed.tls ? 6 : 5);
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     parsed.target = std::string(rest.substr(slash));
     rest = rest.substr(0, slash);
@@ -320,7 +373,8 @@ Result<WsUrl> parse_ws_url(std::string_view url) {
       colon + 1 == rest.size()) {
     return client_error(
         code::kInvalid,
-        "a hub URL needs ws://HOST:PORT, got '" + std::string(url) + "'");
+        "a hub URL needs ws://HOST:PORT or wss://HOST:PORT, got '" +
+            std::string(url) + "'");
   }
   parsed.host = std::string(rest.substr(0, colon));
   parsed.port = std::string(rest.substr(colon + 1));
@@ -338,11 +392,41 @@ Result<WsUrl> parse_ws_url(std::string_view url) {
   return parsed;
 }
 
+Result<std::shared_ptr<WsTls>> make_ws_tls(
+    const std::optional<std::filesystem::path>& ca_file) {
+  auto tls = std::make_shared<WsTls>();
+  tls->context.set_options(
+      net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+      net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+      net::ssl::context::no_tlsv1_1);
+  beast::error_code ec;
+  if (ca_file) {
+    tls->context.load_verify_file(ca_file->string(), ec);
+  } else {
+    tls->context.set_default_verify_paths(ec);
+  }
+  if (ec) {
+    return client_error(
+        code::kInvalid,
+        "cannot load the CAs to trust for wss:// from " +
+            (ca_file ? ca_file->string() : std::string("the system")) + ": " +
+            ec.message());
+  }
+  return tls;
+}
+
 std::shared_ptr<Link> make_ws_link(Strand strand, WsUrl url,
+                                   std::shared_ptr<WsTls> tls,
                                    std::weak_ptr<LinkEvents> events,
                                    std::function<void(std::string_view)> log) {
-  return std::make_shared<WsLink>(std::move(strand), std::move(url),
-                                  std::move(events), std::move(log));
+  if (url.tls) {
+    return std::make_shared<WsLink<beast::ssl_stream<beast::tcp_stream>>>(
+        std::move(strand), std::move(url), std::move(tls), std::move(events),
+        std::move(log));
+  }
+  return std::make_shared<WsLink<beast::tcp_stream>>(
+      std::move(strand), std::move(url), nullptr, std::move(events),
+      std::move(log));
 }
 
 }  // namespace parley::client
