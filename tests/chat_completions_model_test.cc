@@ -8,8 +8,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <functional>
 #include <list>
 #include <mutex>
@@ -239,11 +241,10 @@ TEST_SUITE("client") {
     CHECK(refused.message == "quota exceeded");
   }
 
-  TEST_CASE("a model URL must be http://HOST[:PORT][/PATH]") {
+  TEST_CASE("a model URL must be http(s)://HOST[:PORT][/PATH]") {
     client::IoThread io;
-    for (std::string_view url :
-         {"https://api.example.com/v1", "ftp://x", "http://", "http://h:0",
-          "http://h:99999/v1"}) {
+    for (std::string_view url : {"ftp://x", "http://", "https://", "http://h:0",
+                                 "http://h:99999/v1"}) {
       CAPTURE(url);
       auto model = ChatCompletionsModel::create(io.executor(),
                                                 {.base_url = std::string(url)});
@@ -254,6 +255,69 @@ TEST_SUITE("client") {
     REQUIRE(parsed.has_value());
     CHECK(parsed->port == "80");
     CHECK(parsed->target == "/v1/");
+    CHECK_FALSE(parsed->tls);
+    auto secure = client::parse_http_url("https://api.example.com/v1");
+    REQUIRE(secure.has_value());
+    CHECK(secure->port == "443");
+    CHECK(secure->tls);
+  }
+
+  TEST_CASE(
+      "an https:// model is reached when a trusted CA signed its "
+      "certificate for its address, and refused when none did") {
+    parley::testing::ScratchDir certs;
+    const auto cert = certs.path() / "cert.pem";
+    const auto key = certs.path() / "key.pem";
+    auto made = parley::testing::run_command(
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=model "
+        "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+        key.string() + " -out " + cert.string());
+    REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+    // A TLS server for two connections, one after the other: each is
+    // answered with a completion if its handshake succeeds.
+    net::ssl::context tls(net::ssl::context::tls_server);
+    tls.use_certificate_chain_file(cert.string());
+    tls.use_private_key_file(key.string(), net::ssl::context::pem);
+    net::io_context server_io;
+    tcp::acceptor acceptor(server_io, {net::ip::make_address("127.0.0.1"), 0});
+    std::thread server([&] {
+      for (int i = 0; i < 2; ++i) {
+        try {
+          beast::ssl_stream<tcp::socket> stream(acceptor.accept(), tls);
+          stream.handshake(net::ssl::stream_base::server);
+          beast::flat_buffer buffer;
+          http::request<http::string_body> request;
+          http::read(stream, buffer, request);
+          http::response<http::string_body> response(http::status::ok, 11);
+          response.set(http::field::content_type, "application/json");
+          response.body() = text_completion("over TLS");
+          response.prepare_payload();
+          http::write(stream, response);
+        } catch (const std::exception&) {
+          // The client refused the certificate.
+        }
+      }
+    });
+    const std::string base_url =
+        "https://127.0.0.1:" +
+        std::to_string(acceptor.local_endpoint().port()) + "/v1";
+    client::IoThread io;
+    auto ask = [&](std::optional<std::filesystem::path> ca) {
+      auto model = ChatCompletionsModel::create(
+          io.executor(), {.base_url = base_url, .tls_ca_file = ca});
+      REQUIRE_MESSAGE(model.has_value(), model.error().message);
+      return complete(**model, {});
+    };
+    auto trusted = ask(cert);
+    REQUIRE_MESSAGE(trusted.has_value(), trusted.error().message);
+    CHECK(trusted->text == "over TLS");
+    auto untrusted = ask(std::nullopt);
+    REQUIRE_FALSE(untrusted.has_value());
+    CHECK(untrusted.error().code == client::code::kDisconnected);
+    CHECK_MESSAGE(
+        untrusted.error().message.find("TLS handshake") != std::string::npos,
+        untrusted.error().message);
+    server.join();
   }
 
   TEST_CASE(

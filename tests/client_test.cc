@@ -674,7 +674,7 @@ TEST_SUITE("client") {
     REQUIRE_FALSE(no_file.has_value());
     CHECK(no_file.error().code == client::code::kInvalid);
     CHECK(no_file.error().message.starts_with(
-        "cannot load the CAs to trust for wss:// from "));
+        "cannot load the CAs to trust for TLS from "));
   }
 
   TEST_CASE("a bad or unreachable hub URL fails to connect") {

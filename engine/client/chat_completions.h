@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,8 +31,11 @@ namespace parley::client {
 struct ChatCompletionsOptions {
   // The API's base URL, up to but not including /chat/completions:
   // http://127.0.0.1:8000/v1 (vLLM, llama.cpp's server, Ollama's
-  // OpenAI-compatible endpoint, ...).
+  // OpenAI-compatible endpoint, ...) or https://….
   std::string base_url;
+  // https://: the PEM file of the CAs that may sign the server's
+  // certificate; none: the system's trusted CAs.
+  std::optional<std::filesystem::path> tls_ca_file;
   std::string model;    // the body's "model"
   std::string api_key;  // sent as "Authorization: Bearer <key>"; empty: none
   std::optional<double> temperature;

@@ -23,23 +23,32 @@ Result<std::shared_ptr<ChatCompletionsModel>> ChatCompletionsModel::create(
   if (!endpoint) return std::unexpected(endpoint.error());
   if (endpoint->target.ends_with('/')) endpoint->target.pop_back();
   endpoint->target += "/chat/completions";
+  std::shared_ptr<TlsTrust> tls;
+  if (endpoint->tls) {
+    auto trust = make_tls_trust(options.tls_ca_file);
+    if (!trust) return std::unexpected(trust.error());
+    tls = std::move(*trust);
+  }
   return std::make_shared<ChatCompletionsModel>(
       PrivateTag{}, std::move(executor), std::move(options),
-      std::move(*endpoint));
+      std::move(*endpoint), std::move(tls));
 }
 
 ChatCompletionsModel::ChatCompletionsModel(
     PrivateTag, boost::asio::any_io_executor executor,
-    ChatCompletionsOptions options, HttpUrl endpoint)
+    ChatCompletionsOptions options, HttpUrl endpoint,
+    std::shared_ptr<TlsTrust> tls)
     : executor_(std::move(executor)),
       options_(std::move(options)),
-      endpoint_(std::move(endpoint)) {}
+      endpoint_(std::move(endpoint)),
+      tls_(std::move(tls)) {}
 
 void ChatCompletionsModel::complete(ModelRequest request,
                                     Handler<ModelReply> done) {
   HttpPost post{.url = endpoint_,
                 .body = chat_completions_body(request, options_),
-                .timeout = options_.timeout};
+                .timeout = options_.timeout,
+                .tls = tls_};
   if (!options_.api_key.empty()) {
     post.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
   }

@@ -29,14 +29,16 @@ class ChatCompletionsModel final : public Model {
       boost::asio::any_io_executor executor, ChatCompletionsOptions options);
 
   ChatCompletionsModel(PrivateTag, boost::asio::any_io_executor executor,
-                       ChatCompletionsOptions options, HttpUrl endpoint);
+                       ChatCompletionsOptions options, HttpUrl endpoint,
+                       std::shared_ptr<TlsTrust> tls);
 
   void complete(ModelRequest request, Handler<ModelReply> done) override;
 
  private:
   const boost::asio::any_io_executor executor_;
   const ChatCompletionsOptions options_;
-  const HttpUrl endpoint_;  // base_url + /chat/completions
+  const HttpUrl endpoint_;               // base_url + /chat/completions
+  const std::shared_ptr<TlsTrust> tls_;  // https:// only
 };
 
 }  // namespace parley::client

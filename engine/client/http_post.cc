@@ -3,8 +3,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <charconv>
 #include <memory>
+#include <type_traits>
+
+#include "engine/client/tls_trust_impl.h"
 
 namespace parley::client {
 
@@ -19,17 +23,22 @@ namespace {
 constexpr std::size_t kMaxResponse = std::size_t{64} << 20;
 
 // One exchange; owns itself through the handlers it has in flight.
-class Exchange : public std::enable_shared_from_this<Exchange> {
+// `Stream`: beast::tcp_stream (http://) or an ssl_stream over one.
+template <typename Stream>
+class Exchange : public std::enable_shared_from_this<Exchange<Stream>> {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  using std::enable_shared_from_this<Exchange<Stream>>::shared_from_this;
+
  public:
   Exchange(net::any_io_executor executor, HttpPost post,
            Handler<HttpResponse> done)
       : post_(std::move(post)),
         done_(std::move(done)),
         resolver_(executor),
-        stream_(executor) {}
+        stream_(make_stream(executor, post_.tls.get())) {}
 
   void start() {
-    stream_.expires_after(post_.timeout);
+    beast::get_lowest_layer(stream_).expires_after(post_.timeout);
     resolver_.async_resolve(
         post_.url.host, post_.url.port,
         [self = shared_from_this()](beast::error_code ec,
@@ -40,13 +49,37 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   }
 
  private:
+  static Stream make_stream(net::any_io_executor executor, TlsTrust* tls) {
+    if constexpr (kTls) {
+      return Stream(std::move(executor), tls->context);
+    } else {
+      return Stream(std::move(executor));
+    }
+  }
+
   void connect(const tcp::resolver::results_type& found) {
-    stream_.async_connect(found,
-                          [self = shared_from_this()](beast::error_code ec,
-                                                      const tcp::endpoint&) {
-                            if (ec) return self->fail("connect", ec);
-                            self->send();
-                          });
+    beast::get_lowest_layer(stream_).async_connect(
+        found, [self = shared_from_this()](beast::error_code ec,
+                                           const tcp::endpoint&) {
+          if (ec) return self->fail("connect", ec);
+          if constexpr (kTls) {
+            self->tls_handshake();
+          } else {
+            self->send();
+          }
+        });
+  }
+
+  void tls_handshake() {
+    beast::error_code ec;
+    if (!expect_peer(stream_, post_.url.host, ec)) {
+      return fail("TLS server name", ec);
+    }
+    stream_.async_handshake(net::ssl::stream_base::client,
+                            [self = shared_from_this()](beast::error_code ec) {
+                              if (ec) return self->fail("TLS handshake", ec);
+                              self->send();
+                            });
   }
 
   void send() {
@@ -74,7 +107,9 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
         [self = shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return self->fail("read", ec);
           beast::error_code ignored;
-          self->stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+          beast::get_lowest_layer(self->stream_)
+              .socket()
+              .shutdown(tcp::socket::shutdown_both, ignored);
           auto& response = self->parser_.get();
           self->done_(
               HttpResponse{response.result_int(), std::move(response.body())});
@@ -96,7 +131,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   HttpPost post_;
   Handler<HttpResponse> done_;
   tcp::resolver resolver_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   http::response_parser<http::string_body> parser_;
@@ -110,14 +145,13 @@ std::unexpected<Error> bad_url(std::string_view url, std::string_view why) {
 }  // namespace
 
 Result<HttpUrl> parse_http_url(std::string_view url) {
-  if (url.starts_with("https://")) {
-    return bad_url(url, "https:// is not supported by the C++ client yet");
-  }
-  if (!url.starts_with("http://")) {
-    return bad_url(url, "a model URL must start with http://");
-  }
-  std::string_view rest = url.substr(7);
   HttpUrl parsed;
+  parsed.tls = url.starts_with("https://");
+  if (!parsed.tls && !url.starts_with("http://")) {
+    return bad_url(url, "a model URL must start with http:// or https://");
+  }
+  if (parsed.tls) parsed.port = "443";
+  std::string_view rest = url.substr(parsed.tls ? 8 : 7);
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     parsed.target = std::string(rest.substr(slash));
     rest = rest.substr(0, slash);
@@ -140,9 +174,15 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
 
 void http_post(net::any_io_executor executor, HttpPost post,
                Handler<HttpResponse> done) {
-  std::make_shared<Exchange>(std::move(executor), std::move(post),
-                             std::move(done))
-      ->start();
+  if (post.url.tls) {
+    std::make_shared<Exchange<beast::ssl_stream<beast::tcp_stream>>>(
+        std::move(executor), std::move(post), std::move(done))
+        ->start();
+  } else {
+    std::make_shared<Exchange<beast::tcp_stream>>(
+        std::move(executor), std::move(post), std::move(done))
+        ->start();
+  }
 }
 
 }  // namespace parley::client

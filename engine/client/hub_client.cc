@@ -63,9 +63,9 @@ void HubClient::connect(net::any_io_executor executor, std::string_view url,
                        done(std::unexpected(error));
                      });
   }
-  std::shared_ptr<WsTls> tls;
+  std::shared_ptr<TlsTrust> tls;
   if (parsed_url->tls) {
-    auto made = make_ws_tls(options.tls_ca_file);
+    auto made = make_tls_trust(options.tls_ca_file);
     if (!made) {
       return net::post(strand, [done = std::move(done), error = made.error()] {
         done(std::unexpected(error));

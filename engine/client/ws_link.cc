@@ -1,6 +1,5 @@
 #include "engine/client/ws_link.h"
 
-#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
@@ -14,6 +13,7 @@
 #include <unordered_map>
 
 #include "engine/base/ids.h"
+#include "engine/client/tls_trust_impl.h"
 #include "engine/json/records_json.h"
 
 namespace parley::client {
@@ -24,11 +24,6 @@ namespace websocket = beast::websocket;
 using tcp = net::ip::tcp;
 using nlohmann::json;
 using nlohmann::ordered_json;
-
-class WsTls {
- public:
-  net::ssl::context context{net::ssl::context::tls_client};
-};
 
 namespace {
 
@@ -44,7 +39,7 @@ class WsLink : public Link,
   using std::enable_shared_from_this<WsLink<Stream>>::shared_from_this;
 
  public:
-  WsLink(Strand strand, WsUrl url, std::shared_ptr<WsTls> tls,
+  WsLink(Strand strand, WsUrl url, std::shared_ptr<TlsTrust> tls,
          std::weak_ptr<LinkEvents> events,
          std::function<void(std::string_view)> log)
       : strand_(strand),
@@ -142,7 +137,7 @@ class WsLink : public Link,
   }
 
  private:
-  static websocket::stream<Stream> make_stream(Strand strand, WsTls* tls) {
+  static websocket::stream<Stream> make_stream(Strand strand, TlsTrust* tls) {
     if constexpr (kTls) {
       return websocket::stream<Stream>(strand, tls->context);
     } else {
@@ -150,20 +145,13 @@ class WsLink : public Link,
     }
   }
 
-  // TLS before the WebSocket handshake: the hub's name sent (SNI, unless
-  // it is an address) and its certificate checked against it.
+  // TLS before the WebSocket handshake (tls_trust.h).
   void tls_handshake(std::function<void(Result<void>)> done) {
     auto& tls = ws_.next_layer();
-    beast::error_code ignored;
-    (void)net::ip::make_address(url_.host, ignored);
-    if (ignored &&
-        !SSL_set_tlsext_host_name(tls.native_handle(), url_.host.c_str())) {
-      return fail_open(std::move(done), "TLS server name",
-                       beast::error_code(static_cast<int>(::ERR_get_error()),
-                                         net::error::get_ssl_category()));
+    beast::error_code ec;
+    if (!expect_peer(tls, url_.host, ec)) {
+      return fail_open(std::move(done), "TLS server name", ec);
     }
-    tls.set_verify_mode(net::ssl::verify_peer);
-    tls.set_verify_callback(net::ssl::host_name_verification(url_.host));
     tls.async_handshake(net::ssl::stream_base::client,
                         [self = shared_from_this(),
                          done = std::move(done)](beast::error_code ec) mutable {
@@ -339,7 +327,7 @@ class WsLink : public Link,
 
   Strand strand_;
   const WsUrl url_;
-  const std::shared_ptr<WsTls> tls_;  // wss:// only; outlives ws_
+  const std::shared_ptr<TlsTrust> tls_;  // wss:// only; outlives ws_
   std::weak_ptr<LinkEvents> events_;
   std::function<void(std::string_view)> log_;
   tcp::resolver resolver_;
@@ -392,31 +380,8 @@ Result<WsUrl> parse_ws_url(std::string_view url) {
   return parsed;
 }
 
-Result<std::shared_ptr<WsTls>> make_ws_tls(
-    const std::optional<std::filesystem::path>& ca_file) {
-  auto tls = std::make_shared<WsTls>();
-  tls->context.set_options(
-      net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-      net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
-      net::ssl::context::no_tlsv1_1);
-  beast::error_code ec;
-  if (ca_file) {
-    tls->context.load_verify_file(ca_file->string(), ec);
-  } else {
-    tls->context.set_default_verify_paths(ec);
-  }
-  if (ec) {
-    return client_error(
-        code::kInvalid,
-        "cannot load the CAs to trust for wss:// from " +
-            (ca_file ? ca_file->string() : std::string("the system")) + ": " +
-            ec.message());
-  }
-  return tls;
-}
-
 std::shared_ptr<Link> make_ws_link(Strand strand, WsUrl url,
-                                   std::shared_ptr<WsTls> tls,
+                                   std::shared_ptr<TlsTrust> tls,
                                    std::weak_ptr<LinkEvents> events,
                                    std::function<void(std::string_view)> log) {
   if (url.tls) {
