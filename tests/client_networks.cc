@@ -124,4 +124,15 @@ bool eventually(const std::function<bool()>& done,
   return true;
 }
 
+SelfSignedCertificate self_signed_certificate(
+    const std::filesystem::path& dir) {
+  SelfSignedCertificate made{dir / "cert.pem", dir / "key.pem"};
+  auto run = run_command(
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=parley "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      made.key.string() + " -out " + made.cert.string());
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  return made;
+}
+
 }  // namespace parley::testing

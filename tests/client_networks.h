@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -103,6 +104,14 @@ class Recorder {
   std::condition_variable changed_;
   std::vector<engine::Envelope> envelopes_;
 };
+
+// A certificate for 127.0.0.1 (in its subjectAltName) that is its own CA,
+// made by openssl in `dir`: cert.pem and key.pem. REQUIREs that it worked.
+struct SelfSignedCertificate {
+  std::filesystem::path cert;
+  std::filesystem::path key;
+};
+SelfSignedCertificate self_signed_certificate(const std::filesystem::path& dir);
 
 // Polls `done` every 10 ms until it holds or `timeout` passes.
 bool eventually(const std::function<bool()>& done,
