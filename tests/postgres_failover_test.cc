@@ -123,9 +123,9 @@ std::map<std::string, int> logged_posts(std::uint16_t port,
 
 TEST_CASE(
     "kill -9 of the active hub while clients post: the standby takes over "
-    "within the bound, every post answered ok is in the log once, a "
-    "reconnecting client misses nothing, and the killed hub cannot come "
-    "back as writer") {
+    "within the bound with every post answered ok in its log once and "
+    "nothing missed by a reconnecting client while the killed hub cannot "
+    "come back as writer") {
   testing::ScratchDatabase database;
   ServeProcess active(database.uri(), kLease);
   ServeProcess standby(database.uri(), standby_arguments(),
@@ -223,7 +223,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a paused active hub loses its lease: the standby ends its session and "
-    "takes over, and the woken hub acks nothing more and exits") {
+    "takes over and the woken hub acks nothing more and exits") {
   testing::ScratchDatabase database;
   ServeProcess active(database.uri(), kLease);
   ServeProcess standby(database.uri(), standby_arguments(),
@@ -266,9 +266,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a PostgreSQL restart under a serving hub: its store fails, the standby "
-    "waits the restart out and takes over, the old hub stops, nothing acked "
-    "is lost") {
+    "a PostgreSQL restart under a serving hub fails its store: the standby "
+    "waits the restart out and takes over from the stopping hub with "
+    "nothing acked lost") {
   testing::OwnServer server;
   const std::string store = server.uri();
   ServeProcess active(store, kLease);

@@ -283,8 +283,8 @@ TEST_CASE("a live writer keeps its lease: another open is refused with busy") {
 }
 
 TEST_CASE(
-    "a writer whose lease lapsed is taken over: its session is ended, it is "
-    "told it lost the store, and it never writes again") {
+    "a writer whose lease lapsed is taken over: its session is ended and "
+    "it is told it lost the store and never writes again") {
   testing::ScratchDatabase database;
   std::atomic<bool> lost = false;
   std::string why;
@@ -603,7 +603,7 @@ TEST_CASE("the golden AG2 store imports into PostgreSQL as into RocksDB") {
 
 TEST_CASE(
     "the read-only commands read a hot standby of the database as its "
-    "primary, and a writer is refused there") {
+    "primary and a writer is refused there") {
   OwnServer primary;
   const std::string replica_state =
       (primary.dir.path() / "replica.uri").string();
