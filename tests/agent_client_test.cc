@@ -276,7 +276,7 @@ TEST_SUITE("client") {
   }
 
   TEST_CASE_TEMPLATE(
-      "two agents take their turns in a human's discussion, round robin", Net,
+      "two agents take their turns in a human's discussion round robin", Net,
       InProcessNet, WsNet) {
     Net net;
     auto first_model =

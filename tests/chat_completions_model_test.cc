@@ -264,7 +264,7 @@ TEST_SUITE("client") {
 
   TEST_CASE(
       "an https:// model is reached when a trusted CA signed its "
-      "certificate for its address, and refused when none did") {
+      "certificate for its address and refused when none did") {
     parley::testing::ScratchDir certs;
     // Not bindings: lambdas capture them, which clang 14 cannot.
     const auto certificate = self_signed_certificate(certs.path());
@@ -376,7 +376,7 @@ TEST_SUITE("client") {
     CHECK(reply.error().code == client::code::kDisconnected);
   }
 
-  TEST_CASE("an agent answers through a chat-completions server, calling say") {
+  TEST_CASE("an agent answers through a chat-completions server calling say") {
     // First call: the model calls say; second: a final answer after seeing
     // the tool's result.
     ChatServer server([](const json& body) {

@@ -385,8 +385,9 @@ TEST_SUITE("client") {
     REQUIRE(bob.seen->wait_for_type(event_type::kChannelOpened));
   }
 
-  TEST_CASE_TEMPLATE("a skill is registered, read, replaced and deleted", Net,
-                     InProcessNet, WsNet) {
+  TEST_CASE_TEMPLATE(
+      "a skill is registered then read then replaced and deleted", Net,
+      InProcessNet, WsNet) {
     Net net;
     auto hub = net.connect();
     Registration writer = named("writer");

@@ -141,7 +141,9 @@ namespace engine = parley::engine;
 using Kind = parley::client::ModelItem::Kind;
 
 TEST_SUITE("client") {
-  TEST_CASE("FullTranscript shows every rendered envelope, own as assistant") {
+  TEST_CASE(
+      "FullTranscript shows every rendered envelope with its own as "
+      "assistant") {
     auto custom = client::make_envelope("c1", "bob", "myapp.note", "{}");
     REQUIRE(custom.has_value());
     const std::vector<client::Envelope> log = {text("alice", "hi"), *custom,

@@ -154,8 +154,8 @@ TEST_SUITE("client") {
   }
 
   TEST_CASE_TEMPLATE(
-      "delegate fails fast on a closed consult, times out on a silent one, "
-      "and refuses unknown targets and oneself",
+      "delegate fails fast on a closed consult and times out on a silent "
+      "one and refuses unknown targets and oneself",
       Net, InProcessNet, WsNet) {
     Net net;
     auto lead = silent_agent(net, "lead");
@@ -244,8 +244,8 @@ TEST_SUITE("client") {
   }
 
   TEST_CASE_TEMPLATE(
-      "channels opens with a first message, lists, describes and closes", Net,
-      InProcessNet, WsNet) {
+      "channels opens with a first message then lists describes and closes",
+      Net, InProcessNet, WsNet) {
     Net net;
     auto lead = silent_agent(net, "lead");
     auto [bob, bob_seen] = human(net, "bob");
@@ -390,8 +390,8 @@ TEST_SUITE("client") {
   }
 
   TEST_CASE_TEMPLATE(
-      "tasks reports on the turn's task and observes, waits for and cancels "
-      "others",
+      "tasks reports on the turn's task and observes and waits for and "
+      "cancels others",
       Net, InProcessNet, WsNet) {
     Net net;
     auto worker = silent_agent(net, "worker");
