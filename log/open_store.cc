@@ -13,6 +13,7 @@ Result<OpenedLogStore> open_store(std::string_view location,
                    .create_if_missing = options.create_if_missing,
                    .lease_timeout = options.lease_timeout,
                    .lock_patience = options.lock_patience,
+                   .stop = options.stop,
                    .on_writer_lost = options.on_writer_lost});
     if (!opened) return std::unexpected(opened.error());
     return OpenedLogStore{

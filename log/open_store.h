@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string_view>
 
 #include "log/log_store.h"
@@ -21,11 +22,12 @@ struct StoreOptions {
   // PostgreSQL has no memtables and ignores it.
   std::size_t memtable_bytes = 0;
   // PostgreSQL (PostgresOptions, log/postgres_log_store.h): the writer's
-  // lease, how long to wait for a live writer, and the call made when
-  // this writer loses the store. A RocksDB store is held by a file lock
-  // its process holds until it exits, and has none of them.
+  // lease, how long (and until what) to wait for a live writer, and the
+  // call made when this writer loses the store. A RocksDB store is held by a
+  // file lock its process holds until it exits, and has none of them.
   std::chrono::milliseconds lease_timeout{3000};
   std::chrono::milliseconds lock_patience{1000};
+  std::stop_token stop;
   std::function<void(const Error&)> on_writer_lost;
 };
 

@@ -44,7 +44,9 @@ Result<int> take_writer_lock(const Connection& connection,
                              const std::string& where,
                              const WriterLockPolicy& policy) {
   constexpr auto kRetryEvery = milliseconds(50);
-  const auto deadline = std::chrono::steady_clock::now() + policy.patience;
+  const bool forever = policy.patience == milliseconds::max();
+  const auto deadline = std::chrono::steady_clock::now() +
+                        (forever ? milliseconds(0) : policy.patience);
   const std::array params{int8_param(kLockClass)};
   int ended = 0;
   while (true) {
@@ -64,7 +66,8 @@ Result<int> take_writer_lock(const Connection& connection,
         continue;  // its lock is free now
       }
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (policy.stop.stop_requested() ||
+        (!forever && std::chrono::steady_clock::now() >= deadline)) {
       return std::unexpected(Error{
           ErrorCode::kBusy,
           where +
@@ -156,23 +159,16 @@ LeaseKeeper::Renewal LeaseKeeper::renew(SteadyClock::time_point deadline,
   const std::array params{
       int8_param(epoch_),
       int8_param(static_cast<std::uint64_t>(timeout_.count()))};
-  std::array<Oid, 2> types{};
-  std::array<const char*, 2> values{};
-  std::array<int, 2> lengths{};
-  const std::array<int, 2> formats{1, 1};
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    types[i] = params[i].type;
-    values[i] = params[i].bytes.data();
-    lengths[i] = static_cast<int>(params[i].bytes.size());
-  }
+  const ParamArrays arrays(params);
   PGconn* conn = connection_.get();
   auto give_up = [&](std::string reason) {
     why = std::move(reason);
     connection_ = Connection{};  // a half-answered session is not reused
     return Renewal::kFailed;
   };
-  if (PQsendQueryParams(conn, kRenewLease, 2, types.data(), values.data(),
-                        lengths.data(), formats.data(), 1) != 1) {
+  if (PQsendQueryParams(conn, kRenewLease, arrays.count(), arrays.types.data(),
+                        arrays.values.data(), arrays.lengths.data(),
+                        arrays.formats.data(), 1) != 1) {
     return give_up("renewing the lease failed: " + connection_.error_message());
   }
   // Waits for the answer no longer than the lease lasts: a server that

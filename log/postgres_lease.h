@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -33,8 +34,10 @@
 namespace parley::log::postgres_backend {
 
 struct WriterLockPolicy {
-  // How long to wait for a live writer to let go before failing kBusy.
+  // How long to wait for a live writer to let go before failing kBusy;
+  // milliseconds::max(): until it does, or `stop` is requested.
   std::chrono::milliseconds patience{1000};
+  std::stop_token stop;
   // End the session of a writer whose lease has lapsed (a store of schema
   // version 2 or later; version 1 stores have no lease).
   bool end_lapsed_writer = true;

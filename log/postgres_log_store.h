@@ -37,6 +37,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -50,8 +51,11 @@ struct PostgresOptions {
   // How long the writer's lease lasts unrenewed: how long another open
   // waits for this writer once it has gone silent.
   std::chrono::milliseconds lease_timeout{3000};
-  // How long an open waits for a live writer to let go before kBusy.
+  // How long an open waits for a live writer to let go before kBusy;
+  // milliseconds::max(): until it does, or `stop` is requested (kBusy then
+  // too). The wait polls the lock on one connection every 50 ms.
   std::chrono::milliseconds lock_patience{1000};
+  std::stop_token stop;
   // Called once, from a thread of the store's own, when this writer has
   // lost the store: another writer fenced it, or its lease lapsed. From
   // then on every append fails with kFailed (the error passed).

@@ -66,6 +66,7 @@ Result<OpenedPostgresStore> open_postgres_log_store(
   if (!schema) return std::unexpected(schema.error());
   auto locked = take_writer_lock(*writer, where,
                                  {.patience = options.lock_patience,
+                                  .stop = options.stop,
                                   .end_lapsed_writer = schema->version >= 2});
   if (!locked) return std::unexpected(locked.error());
   if (auto migrated = migrate_schema(*writer, schema->version); !migrated) {

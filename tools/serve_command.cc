@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <csignal>
 #include <expected>
 #include <iostream>
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stop_token>
 #include <thread>
 
 #include "engine/hub/hub.h"
@@ -162,54 +164,76 @@ void report_open(const log::RecoveryReport& recovery) {
   }
 }
 
-// The standby's wait: follows the log into `hub` until the store opens
-// read-write (its writer gone, or its lease lapsed), then makes the hub its
-// writer. Returns the exit code when it ends otherwise (a signal, a
-// failure).
+// The standby's wait: follows the log into `hub` while another thread
+// waits for the store to open read-write (its writer gone, or its lease
+// lapsed: on PostgreSQL one connection polls the writer's lock), then makes
+// the hub its writer. Returns the exit code when it ends otherwise (a
+// signal, a failure).
 std::optional<int> take_over_when_free(const ServerConfig& config,
                                        engine::Hub& hub) {
-  constexpr auto kFollowFor = std::chrono::milliseconds(100);
+  // How often the wait looks at the opener and the signal flag.
+  constexpr auto kFollowFor = std::chrono::milliseconds(25);
+  constexpr auto kRetryAfter = std::chrono::milliseconds(100);
   const std::string where = log::redact_location(config.data.string());
   log::StoreOptions options = store_options(config);
   options.create_if_missing = false;
-  options.lock_patience = std::chrono::milliseconds(0);
+  options.lock_patience = std::chrono::milliseconds::max();
   auto on_signal = [](int) { standby_signal = 1; };
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   while (true) {
-    if (standby_signal != 0) {
-      std::cerr << "parley serve: standby stopped before taking over\n";
-      return kExitOk;
+    std::optional<log::Result<log::OpenedLogStore>> opened;
+    std::atomic<bool> done = false;
+    std::jthread opener([&](std::stop_token stop) {
+      log::StoreOptions waiting = options;
+      waiting.stop = std::move(stop);
+      opened = log::open_store(config.data.string(), waiting);
+      done = true;
+    });
+    while (!done) {
+      if (standby_signal != 0) {
+        opener.request_stop();
+        opener.join();
+        std::cerr << "parley serve: standby stopped before taking over\n";
+        return kExitOk;
+      }
+      // The database going away for a while (a restart, a network cut) is
+      // waited out: the read is tried again.
+      auto followed = hub.follow(kFollowFor);
+      if (!followed && followed.error().log_code != log::ErrorCode::kIoError) {
+        opener.request_stop();
+        opener.join();
+        std::cerr << "parley serve: standby cannot follow " << where << ": "
+                  << followed.error().message << '\n';
+        return kExitIoError;
+      }
+      if (!followed) {
+        std::cerr << "parley serve: standby cannot follow " << where
+                  << " (trying again): " << followed.error().message << '\n';
+        std::this_thread::sleep_for(kRetryAfter);
+      }
     }
-    // The database going away for a while (a restart, a network cut) is
-    // waited out: the read and the open are tried again.
-    auto followed = hub.follow(kFollowFor);
-    if (!followed && followed.error().log_code != log::ErrorCode::kIoError) {
-      std::cerr << "parley serve: standby cannot follow " << where << ": "
-                << followed.error().message << '\n';
-      return kExitIoError;
-    }
-    if (!followed) {
-      std::cerr << "parley serve: standby cannot follow " << where
-                << " (trying again): " << followed.error().message << '\n';
-      std::this_thread::sleep_for(kFollowFor);
-    }
-    auto opened = log::open_store(config.data.string(), options);
-    if (!opened && opened.error().code == log::ErrorCode::kBusy) continue;
-    if (!opened && opened.error().code == log::ErrorCode::kIoError) {
-      std::cerr << "parley serve: standby cannot reach " << where
-                << " (trying again): " << opened.error().message << '\n';
-      std::this_thread::sleep_for(kFollowFor);
+    opener.join();
+    // RocksDB does not wait for its lock; PostgreSQL may have gone away:
+    // try again.
+    if (!*opened && (*opened).error().code == log::ErrorCode::kBusy) {
+      std::this_thread::sleep_for(kRetryAfter);
       continue;
     }
-    if (!opened) {
+    if (!*opened && (*opened).error().code == log::ErrorCode::kIoError) {
+      std::cerr << "parley serve: standby cannot reach " << where
+                << " (trying again): " << (*opened).error().message << '\n';
+      std::this_thread::sleep_for(kRetryAfter);
+      continue;
+    }
+    if (!*opened) {
       std::cerr << "parley serve: standby cannot open " << where << ": "
-                << opened.error().message << '\n';
-      return exit_code_for(opened.error().code);
+                << (*opened).error().message << '\n';
+      return exit_code_for((*opened).error().code);
     }
     const auto started = std::chrono::steady_clock::now();
-    report_open(opened->recovery);
-    if (auto taken = hub.take_over(std::move(opened->store)); !taken) {
+    report_open((*opened)->recovery);
+    if (auto taken = hub.take_over(std::move((*opened)->store)); !taken) {
       std::cerr << "parley serve: standby cannot take " << where
                 << " over: " << taken.error().message << '\n';
       return kExitIoError;
