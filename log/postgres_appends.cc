@@ -22,19 +22,10 @@ constexpr const char* kInsertIdempotency =
 // Queues one statement on a connection in pipeline mode.
 bool send(const Connection& connection, const char* sql,
           std::span<const Param> params = {}) {
-  std::vector<Oid> types;
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
-  for (const Param& param : params) {
-    types.push_back(param.type);
-    values.push_back(param.bytes.data());
-    lengths.push_back(static_cast<int>(param.bytes.size()));
-    formats.push_back(1);
-  }
-  return PQsendQueryParams(connection.get(), sql,
-                           static_cast<int>(params.size()), types.data(),
-                           values.data(), lengths.data(), formats.data(),
+  const ParamArrays arrays(params);
+  return PQsendQueryParams(connection.get(), sql, arrays.count(),
+                           arrays.types.data(), arrays.values.data(),
+                           arrays.lengths.data(), arrays.formats.data(),
                            1) == 1;
 }
 

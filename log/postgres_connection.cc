@@ -101,22 +101,22 @@ Result<Connection> Connection::connect(const std::string& conninfo,
   return connection;
 }
 
-Result<ResultPtr> Connection::exec(std::string_view what,
-                                   const std::string& sql,
-                                   std::span<const Param> params) const {
-  std::vector<Oid> types;
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
+ParamArrays::ParamArrays(std::span<const Param> params) {
   for (const Param& param : params) {
     types.push_back(param.type);
     values.push_back(param.bytes.data());
     lengths.push_back(static_cast<int>(param.bytes.size()));
     formats.push_back(1);
   }
-  ResultPtr result(PQexecParams(conn_.get(), sql.c_str(),
-                                static_cast<int>(params.size()), types.data(),
-                                values.data(), lengths.data(), formats.data(),
+}
+
+Result<ResultPtr> Connection::exec(std::string_view what,
+                                   const std::string& sql,
+                                   std::span<const Param> params) const {
+  const ParamArrays arrays(params);
+  ResultPtr result(PQexecParams(conn_.get(), sql.c_str(), arrays.count(),
+                                arrays.types.data(), arrays.values.data(),
+                                arrays.lengths.data(), arrays.formats.data(),
                                 /*resultFormat=*/1));
   const ExecStatusType status =
       result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;

@@ -43,6 +43,17 @@ Param bytea_param(std::string_view bytes);
 Param int8_array_param(std::span<const std::uint64_t> values);
 Param bytea_array_param(std::span<const std::string_view> values);
 
+// `params` as libpq's parallel arrays, every value in binary format;
+// valid while `params` lives.
+struct ParamArrays {
+  explicit ParamArrays(std::span<const Param> params);
+  int count() const { return static_cast<int>(types.size()); }
+  std::vector<Oid> types;
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+};
+
 class Connection {
  public:
   Connection() = default;

@@ -57,6 +57,20 @@ COMMIT;
 static_assert(kSchemaVersion == 2,
               "create_schema_sql() writes version 2, kMigrateFrom1 reaches it");
 
+// Runs `script` (BEGIN; …; COMMIT;): on failure its transaction is
+// rolled back and nothing of it stays.
+Result<void> run_script(const Connection& connection, std::string_view what,
+                        const char* script) {
+  ResultPtr result(PQexec(connection.get(), script));
+  if (!result || PQresultStatus(result.get()) != PGRES_COMMAND_OK) {
+    Error error = result_error(connection, what, result.get());
+    // A failed script leaves its transaction open.
+    ResultPtr(PQexec(connection.get(), "ROLLBACK"));
+    return std::unexpected(std::move(error));
+  }
+  return {};
+}
+
 Result<bool> schema_exists(const Connection& connection) {
   auto found = connection.exec(
       "looking for the Parley schema",
@@ -78,13 +92,10 @@ Result<SchemaState> prepare_schema(const Connection& connection,
       return std::unexpected(
           Error{ErrorCode::kNotFound, "no Parley store in " + where});
     }
-    ResultPtr result(PQexec(connection.get(), create_schema_sql().c_str()));
-    if (!result || PQresultStatus(result.get()) != PGRES_COMMAND_OK) {
-      Error error =
-          result_error(connection, "creating the Parley schema", result.get());
-      // A failed script leaves its transaction open.
-      ResultPtr(PQexec(connection.get(), "ROLLBACK"));
-      return std::unexpected(std::move(error));
+    if (auto made = run_script(connection, "creating the Parley schema",
+                               create_schema_sql().c_str());
+        !made) {
+      return std::unexpected(made.error());
     }
     created = true;
   }
@@ -127,14 +138,8 @@ Result<SchemaState> prepare_schema(const Connection& connection,
 
 Result<void> migrate_schema(const Connection& connection, int version) {
   if (version == kSchemaVersion) return {};
-  ResultPtr result(PQexec(connection.get(), kMigrateFrom1));
-  if (!result || PQresultStatus(result.get()) != PGRES_COMMAND_OK) {
-    Error error = result_error(
-        connection, "migrating the schema from version 1", result.get());
-    ResultPtr(PQexec(connection.get(), "ROLLBACK"));
-    return std::unexpected(std::move(error));
-  }
-  return {};
+  return run_script(connection, "migrating the schema from version 1",
+                    kMigrateFrom1);
 }
 
 }  // namespace parley::log::postgres_backend
