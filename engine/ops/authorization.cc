@@ -113,43 +113,67 @@ Result<void> check_record_observation(const Hub& hub,
   return {};
 }
 
+// A post's envelope, as the JSON check reads it: the string fields, and
+// the audience when it is a list (a member that is not a string: nullopt).
+struct PostedFields {
+  std::optional<std::string_view> sender_id;
+  std::optional<std::string_view> task_id;
+  std::optional<std::string_view> event_type;
+  std::optional<std::string_view> channel_id;
+  std::optional<std::vector<std::optional<std::string_view>>> audience;
+};
+
 // The sender must be bound; the wire may not carry a malformed task id,
-// the hub's own channel events, or an audience outside the channel. Only
-// well-typed fields are checked: anything else fails the op's strict
-// envelope parse before the hub sees it.
-Result<void> check_post_envelope(const Hub& hub, const WireRequest& request,
-                                 const Params& params) {
-  PARLEY_TRY(envelope, params.object("envelope"));
-  if (const json* sender = field(envelope, "sender_id");
-      sender && sender->is_string()) {
-    PARLEY_CHECK(bound(request, sender->get_ref<const std::string&>()));
+// the hub's own channel events, or an audience outside the channel.
+Result<void> check_posted(const Hub& hub, const WireRequest& request,
+                          const PostedFields& posted) {
+  if (posted.sender_id) PARLEY_CHECK(bound(request, *posted.sender_id));
+  if (posted.task_id && !is_valid_task_id(*posted.task_id)) {
+    return invalid_task_id(*posted.task_id);
   }
-  PARLEY_CHECK(task_id_shape(field(envelope, "task_id")));
-  if (const json* type = field(envelope, "event_type");
-      type && type->is_string()) {
-    const std::string& text = type->get_ref<const std::string&>();
-    if (event_type::is_channel_protocol(text) &&
-        text != event_type::kChannelInviteAck &&
-        text != event_type::kChannelInviteReject) {
-      return protocol_error(python_repr(text) + " is emitted only by the hub");
-    }
+  if (const auto type = posted.event_type;
+      type && event_type::is_channel_protocol(*type) &&
+      *type != event_type::kChannelInviteAck &&
+      *type != event_type::kChannelInviteReject) {
+    return protocol_error(python_repr(*type) + " is emitted only by the hub");
   }
-  const json* audience = field(envelope, "audience");
-  const json* channel_id = field(envelope, "channel_id");
-  if (!audience || !audience->is_array() || !channel_id ||
-      !channel_id->is_string()) {
-    return {};
-  }
-  auto channel = hub.get_channel(channel_id->get_ref<const std::string&>());
+  if (!posted.audience || !posted.channel_id) return {};
+  auto channel = hub.get_channel(*posted.channel_id);
   if (!channel) return {};  // the hub answers "channel not found"
-  for (const json& member : *audience) {
-    if (!member.is_string() ||
-        !channel->has_participant(member.get_ref<const std::string&>())) {
+  for (const auto& member : *posted.audience) {
+    if (!member || !channel->has_participant(*member)) {
       return protocol_error(
           "audience must list only participants of the channel");
     }
   }
   return {};
+}
+
+// Only well-typed fields are checked: anything else fails the op's strict
+// envelope parse before the hub sees it.
+Result<void> check_post_envelope(const Hub& hub, const WireRequest& request,
+                                 const Params& params) {
+  PARLEY_TRY(envelope, params.object("envelope"));
+  auto text = [&](std::string_view key) -> std::optional<std::string_view> {
+    const json* value = field(envelope, key);
+    if (!value || !value->is_string()) return std::nullopt;
+    return value->get_ref<const std::string&>();
+  };
+  PostedFields posted{.sender_id = text("sender_id"),
+                      .task_id = text("task_id"),
+                      .event_type = text("event_type"),
+                      .channel_id = text("channel_id")};
+  if (const json* audience = field(envelope, "audience");
+      audience && audience->is_array()) {
+    auto& members = posted.audience.emplace();
+    for (const json& member : *audience) {
+      members.push_back(member.is_string()
+                            ? std::optional<std::string_view>(
+                                  member.get_ref<const std::string&>())
+                            : std::nullopt);
+    }
+  }
+  return check_posted(hub, request, posted);
 }
 
 Result<void> check_observe_task(const Hub& hub, const WireRequest& request,
@@ -269,6 +293,19 @@ Result<void> authorize(const Hub& hub, const WireRequest& request,
   }
   if (!rule.check) return {};
   return rule.check(hub, request, Params(params));
+}
+
+Result<void> authorize_post(const Hub& hub, const WireRequest& request,
+                            const Envelope& envelope) {
+  PostedFields posted{.sender_id = envelope.sender_id,
+                      .event_type = envelope.event_type,
+                      .channel_id = envelope.channel_id};
+  if (envelope.task_id) posted.task_id = *envelope.task_id;
+  if (envelope.audience) {
+    posted.audience.emplace(envelope.audience->begin(),
+                            envelope.audience->end());
+  }
+  return check_posted(hub, request, posted);
 }
 
 bool has_participant(const ChannelMetadata& channel,

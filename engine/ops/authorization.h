@@ -81,6 +81,11 @@ std::optional<WireScope> wire_scope(std::string_view op);
 Result<void> authorize(const Hub& hub, const WireRequest& request,
                        std::string_view op, const nlohmann::json& params);
 
+// authorize(hub, request, "post_envelope", params) for an envelope already
+// parsed (the server's hot path): the same checks, the same errors.
+Result<void> authorize_post(const Hub& hub, const WireRequest& request,
+                            const Envelope& envelope);
+
 // --- Pieces the ops use over the wire --------------------------------------
 
 // Whether `agents` holds a participant of `channel`.

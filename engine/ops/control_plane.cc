@@ -452,6 +452,14 @@ std::vector<std::string> ControlPlane::op_names() {
   return names;
 }
 
+WireRequest ControlPlane::wire_request(const Caller& caller) const {
+  WireRequest wire{.agents = caller.bound_agents(), .options = options_};
+  std::ranges::sort(wire.agents);
+  wire.agents.erase(std::unique(wire.agents.begin(), wire.agents.end()),
+                    wire.agents.end());
+  return wire;
+}
+
 Result<Answer> ControlPlane::prepare(std::string_view op, const json& params,
                                      const Caller* caller) {
   auto it = all_ops().find(op);
@@ -461,10 +469,7 @@ Result<Answer> ControlPlane::prepare(std::string_view op, const json& params,
   }
   if (!params.is_object()) return invalid("params must be a JSON object");
   if (!caller) return it->second(hub_, Params(params), nullptr);
-  WireRequest wire{.agents = caller->bound_agents(), .options = options_};
-  std::ranges::sort(wire.agents);
-  wire.agents.erase(std::unique(wire.agents.begin(), wire.agents.end()),
-                    wire.agents.end());
+  const WireRequest wire = wire_request(*caller);
   PARLEY_CHECK(authorize(hub_, wire, op, params));
   return it->second(hub_, Params(params), &wire);
 }
@@ -488,6 +493,15 @@ void ControlPlane::call(std::string_view op, const json& params,
     return reply(std::move(*ready));
   }
   std::get<Mutation> (*answer)(Dispatch::kAsync, std::move(reply));
+}
+
+void ControlPlane::post_envelope(Envelope envelope, const Caller& caller,
+                                 Done<std::string> done) {
+  if (auto allowed = authorize_post(hub_, wire_request(caller), envelope);
+      !allowed) {
+    return done(std::unexpected(allowed.error()));
+  }
+  hub_.post_envelope(std::move(envelope), std::move(done), Dispatch::kAsync);
 }
 
 }  // namespace parley::engine

@@ -48,6 +48,13 @@ class ControlPlane {
   void call(std::string_view op, const nlohmann::json& params,
             const Caller* caller, op_layer::Reply reply);
 
+  // post_envelope over the wire with its envelope already parsed (the
+  // server's hot path): authorized against `caller` as call() would, then
+  // posted without blocking; `done` is told the envelope id, or the error
+  // call() would give, as call() tells its reply.
+  void post_envelope(Envelope envelope, const Caller& caller,
+                     Done<std::string> done);
+
   // Every op name, sorted.
   static std::vector<std::string> op_names();
 
@@ -57,6 +64,9 @@ class ControlPlane {
   Result<op_layer::Answer> prepare(std::string_view op,
                                    const nlohmann::json& params,
                                    const Caller* caller);
+
+  // The caller's bound agents, read once: sorted, unique.
+  WireRequest wire_request(const Caller& caller) const;
 
   Hub& hub_;
   const WireOptions options_;

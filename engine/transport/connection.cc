@@ -12,6 +12,7 @@
 #include "engine/transport/binding_table.h"
 #include "engine/transport/connection_registry.h"
 #include "engine/transport/frame_codec.h"
+#include "engine/transport/hot_frames.h"
 #include "engine/transport/metrics.h"
 #include "engine/transport/wire_order.h"
 
@@ -92,6 +93,14 @@ void Connection::log(std::string_view what) const {
 }
 
 void Connection::on_message(std::string_view text) {
+  if (auto hot = decode_hot_frame(text)) {
+    if (auto* post = std::get_if<PostRequestFrame>(&*hot)) {
+      handle_post(std::move(*post));
+    } else {
+      handle_receipt(std::move(std::get<ReceiptFrame>(*hot)));
+    }
+    return;
+  }
   InboundFrame frame = decode_frame(text);
   if (auto* request = std::get_if<RequestFrame>(&frame)) {
     handle_request(std::move(*request));
@@ -117,30 +126,49 @@ namespace {
 // An invitee's answer to an invite: a post of an invite ack or reject. A
 // drain still takes these, since a create_channel in flight waits for them
 // and the drain waits for it.
+bool is_invite_answer(std::string_view event_type) {
+  return event_type == engine::event_type::kChannelInviteAck ||
+         event_type == engine::event_type::kChannelInviteReject;
+}
+
 bool answers_an_invite(const RequestFrame& request) {
   if (request.op != "post_envelope") return false;
   const auto envelope = request.params.find("envelope");
   if (envelope == request.params.end() || !envelope->is_object()) return false;
   const auto type = envelope->find("event_type");
-  if (type == envelope->end() || !type->is_string()) return false;
-  const std::string& name = type->get_ref<const std::string&>();
-  return name == engine::event_type::kChannelInviteAck ||
-         name == engine::event_type::kChannelInviteReject;
+  return type != envelope->end() && type->is_string() &&
+         is_invite_answer(type->get_ref<const std::string&>());
 }
 
 }  // namespace
 
-void Connection::handle_request(RequestFrame request) {
-  if (context_.draining.load() && !answers_an_invite(request)) {
-    context_.metrics.request_done(request.op, "error");
-    send(encode_failure(request.request_id, "error",
-                        "the hub is shutting down"));
-    return;
+bool Connection::admit_request(std::string_view request_id, std::string_view op,
+                               bool answers_an_invite) {
+  if (context_.draining.load() && !answers_an_invite) {
+    context_.metrics.request_done(op, "error");
+    send(encode_failure(request_id, "error", "the hub is shutting down"));
+    return false;
   }
   ++in_flight_;
-  auto self = shared_from_this();
   if (auto held = receipts_.take_held(); !held.empty()) {
     write_acks(std::move(held));
+  }
+  return true;
+}
+
+void Connection::answer_failure(std::string_view op,
+                                std::string_view request_id,
+                                const engine::Error& error) {
+  const std::string_view code = engine::wire_code(error.kind);
+  context_.metrics.request_done(op, code);
+  send(encode_failure(request_id, code, error.message));
+  request_done();
+}
+
+void Connection::handle_request(RequestFrame request) {
+  if (!admit_request(request.request_id, request.op,
+                     answers_an_invite(request))) {
+    return;
   }
   std::string unregistered;  // the agent an unregister names
   if (request.op == "unregister") {
@@ -151,15 +179,11 @@ void Connection::handle_request(RequestFrame request) {
   }
   context_.control_plane.call(
       request.op, request.params, this,
-      [self, op = request.op, request_id = std::move(request.request_id),
+      [self = shared_from_this(), op = request.op,
+       request_id = std::move(request.request_id),
        unregistered](engine::Result<nlohmann::json> result) {
-        if (!result) {
-          const std::string_view code = engine::wire_code(result.error().kind);
-          self->context_.metrics.request_done(op, code);
-          self->send(encode_failure(request_id, code, result.error().message));
-          self->request_done();
-          return;
-        }
+        if (!result)
+          return self->answer_failure(op, request_id, result.error());
         // register binds its caller; unregister unbinds.
         if (op == "register") {
           if (auto id = result->find("agent_id");
@@ -171,6 +195,25 @@ void Connection::handle_request(RequestFrame request) {
         }
         self->context_.metrics.request_done(op, "ok");
         self->send(encode_response(request_id, wire_result(op, *result)));
+        self->request_done();
+      });
+}
+
+void Connection::handle_post(PostRequestFrame post) {
+  static constexpr std::string_view kOp = "post_envelope";
+  if (!admit_request(post.request_id, kOp,
+                     is_invite_answer(post.envelope.event_type))) {
+    return;
+  }
+  context_.control_plane.post_envelope(
+      std::move(post.envelope), *this,
+      [self = shared_from_this(), request_id = std::move(post.request_id)](
+          engine::Result<std::string> envelope_id) {
+        if (!envelope_id) {
+          return self->answer_failure(kOp, request_id, envelope_id.error());
+        }
+        self->context_.metrics.request_done(kOp, "ok");
+        self->send(encode_string_response(request_id, *envelope_id));
         self->request_done();
       });
 }

@@ -34,6 +34,7 @@ namespace parley::transport {
 struct HelloFrame;
 struct RequestFrame;
 struct ReceiptFrame;
+struct PostRequestFrame;
 
 // WebSocket close codes the server uses.
 inline constexpr std::uint16_t kCloseGoingAway = 1001;
@@ -106,6 +107,14 @@ class Connection : public engine::Caller,
   // by proving its claim with the scheme it registered with.
   engine::Result<std::string> admit(const HelloFrame& hello) const;
   void handle_request(RequestFrame request);  // on the strand
+  void handle_post(PostRequestFrame post);    // on the strand
+  // The start of every request: false (and answered) when a drain refuses
+  // it; else counted in flight, and held receipts are written first.
+  bool admit_request(std::string_view request_id, std::string_view op,
+                     bool answers_an_invite);
+  // Answers a failed request (any thread).
+  void answer_failure(std::string_view op, std::string_view request_id,
+                      const engine::Error& error);
   void handle_receipt(ReceiptFrame receipt);  // on the strand
   // Writes `batch` (acks from receipts_); once every ack is written, the
   // next batch receipts_ gives. Any thread.

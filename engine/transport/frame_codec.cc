@@ -178,6 +178,17 @@ std::string encode_response(std::string_view request_id,
   return dump(frame);
 }
 
+std::string encode_string_response(std::string_view request_id,
+                                   std::string_view result) {
+  std::string frame = R"({"request_id": )";
+  frame.reserve(128 + request_id.size() + result.size());
+  engine::append_python_string(request_id, frame);
+  frame += R"(, "ok": true, "result": )";
+  engine::append_python_string(result, frame);
+  frame += R"(, "error_code": "", "error_message": "", "kind": "response"})";
+  return frame;
+}
+
 std::string encode_failure(std::string_view request_id,
                            std::string_view error_code,
                            std::string_view error_message) {

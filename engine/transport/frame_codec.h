@@ -82,6 +82,10 @@ std::string encode_welcome(std::string_view endpoint_id,
 // "", "kind": "response"}
 std::string encode_response(std::string_view request_id,
                             const nlohmann::ordered_json& result);
+// encode_response with a string result, written directly (the answer to
+// every post).
+std::string encode_string_response(std::string_view request_id,
+                                   std::string_view result);
 // {"request_id", "ok": false, "result": null, "error_code",
 // "error_message", "kind": "response"}
 std::string encode_failure(std::string_view request_id,

@@ -6,7 +6,9 @@
 // hello's auth_claim is JSON text; a malformed frame's message names the
 // frame kind; every frame the server would send in reply (the error for a
 // malformed frame, a failure and a response echoing the request's params,
-// a pong) is one line of JSON, and the echoed params come back equal.
+// a pong) is one line of JSON, and the echoed params come back equal; and
+// a frame the hot path (transport::decode_hot_frame) takes, the slow path
+// reads the same.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "engine/transport/frame_codec.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/hot_frame_reference.h"
 
 namespace {
 
@@ -35,6 +38,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace parley::transport;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (auto hot = decode_hot_frame(text)) {
+    auto slow = parley::testing::slow_hot_frame(text);
+    FUZZ_CHECK(slow.has_value(),
+               "the hot path took a frame the slow path refuses");
+    const std::string difference =
+        parley::testing::hot_frame_difference(*hot, *slow);
+    FUZZ_CHECK(difference.empty(),
+               "the hot path reads " + difference + " differently");
+  }
   InboundFrame frame = decode_frame(text);
   if (auto* request = std::get_if<RequestFrame>(&frame)) {
     FUZZ_CHECK(request->params.is_object(), "request params not an object");

@@ -1,0 +1,326 @@
+#include "engine/transport/hot_frames.h"
+
+#include <flatbuffers/flexbuffers.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "engine/base/input_limits.h"
+
+namespace parley::transport {
+namespace {
+
+namespace dom = simdjson::dom;
+using Type = dom::element_type;
+
+// Larger frames take the slow path, so a thread's parser never keeps more
+// than this (and its tape) allocated.
+constexpr std::size_t kMaxHotFrameBytes = 64 * 1024;
+
+bool is_hex_digit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+         (c >= 'A' && c <= 'F');
+}
+
+// The byte-level conditions of "plain" (see the header): no control byte,
+// no surrogate escape, no integer token of 20 digits or more, no `-0`.
+bool plain_text(std::string_view text) {
+  std::size_t digits = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) < 0x20) return false;
+    if (c >= '0' && c <= '9') {
+      if (++digits >= 20) return false;
+      continue;
+    }
+    digits = 0;
+    if (c == '\\' && i + 3 < text.size() && text[i + 1] == 'u' &&
+        (text[i + 2] == 'd' || text[i + 2] == 'D') &&
+        is_hex_digit(text[i + 3]) &&
+        !(text[i + 3] >= '0' && text[i + 3] <= '7')) {
+      return false;
+    }
+    // `-0` ends a number token unless a fraction or exponent follows (a
+    // digit cannot follow a leading 0 in JSON: "-05" is text in a string).
+    if (c == '-' && i + 1 < text.size() && text[i + 1] == '0' &&
+        (i + 2 == text.size() ||
+         std::string_view("0123456789.eE").find(text[i + 2]) ==
+             std::string_view::npos)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Marks `key` as seen among `keys`; false when it was seen before or is
+// not one of them.
+template <std::size_t N>
+bool first_sight(std::string_view key, const std::string_view (&keys)[N],
+                 unsigned& seen) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (keys[i] != key) continue;
+    if (seen & (1u << i)) return false;
+    seen |= 1u << i;
+    return true;
+  }
+  return false;
+}
+
+bool read_string(dom::element value, std::string& out) {
+  std::string_view text;
+  if (value.get_string().get(text)) return false;
+  out.assign(text);
+  return true;
+}
+
+bool read_optional_string(dom::element value, std::optional<std::string>& out) {
+  if (value.is_null()) {
+    out.reset();
+    return true;
+  }
+  std::string_view text;
+  if (value.get_string().get(text)) return false;
+  out.emplace(text);
+  return true;
+}
+
+bool read_integer(dom::element value, std::int64_t& out) {
+  return value.type() == Type::INT64 && !value.get_int64().get(out);
+}
+
+// event_data as to_flex writes it (engine/base/flex_json.cc): integers
+// written without a sign are unsigned there, since nlohmann reads them so.
+bool write_flex(flexbuffers::Builder& builder, const char* key,
+                dom::element value, std::size_t depth) {
+  auto scalar = [&](auto write_keyed, auto write_bare) {
+    if (key) {
+      write_keyed();
+    } else {
+      write_bare();
+    }
+  };
+  switch (value.type()) {
+    case Type::NULL_VALUE:
+      scalar([&] { builder.Null(key); }, [&] { builder.Null(); });
+      return true;
+    case Type::BOOL: {
+      const bool flag = value.get_bool().value_unsafe();
+      scalar([&] { builder.Bool(key, flag); }, [&] { builder.Bool(flag); });
+      return true;
+    }
+    case Type::INT64: {
+      const std::int64_t number = value.get_int64().value_unsafe();
+      if (number >= 0) {  // "-0" never gets here (plain_text)
+        const auto unsigned_number = static_cast<std::uint64_t>(number);
+        scalar([&] { builder.UInt(key, unsigned_number); },
+               [&] { builder.UInt(unsigned_number); });
+      } else {
+        scalar([&] { builder.Int(key, number); }, [&] { builder.Int(number); });
+      }
+      return true;
+    }
+    case Type::UINT64: {
+      const std::uint64_t number = value.get_uint64().value_unsafe();
+      scalar([&] { builder.UInt(key, number); }, [&] { builder.UInt(number); });
+      return true;
+    }
+    case Type::DOUBLE: {
+      const double number = value.get_double().value_unsafe();
+      scalar([&] { builder.Double(key, number); },
+             [&] { builder.Double(number); });
+      return true;
+    }
+    case Type::STRING: {
+      const std::string_view text = value.get_string().value_unsafe();
+      scalar(
+          [&] {
+            builder.Key(key);
+            builder.String(text.data(), text.size());
+          },
+          [&] { builder.String(text.data(), text.size()); });
+      return true;
+    }
+    case Type::ARRAY: {
+      if (depth >= engine::kMaxStoredJsonDepth) return false;
+      auto start = key ? builder.StartVector(key) : builder.StartVector();
+      const dom::array array = value.get_array().value_unsafe();
+      for (dom::element element : array) {
+        if (!write_flex(builder, nullptr, element, depth + 1)) return false;
+      }
+      builder.EndVector(start, false, false);
+      return true;
+    }
+    case Type::OBJECT: {
+      if (depth >= engine::kMaxStoredJsonDepth) return false;
+      // nlohmann's object iterates its keys in byte order, and the keys'
+      // bytes land in the buffer in the order they are written.
+      std::vector<std::pair<std::string_view, dom::element>> fields;
+      const dom::object object = value.get_object().value_unsafe();
+      for (dom::key_value_pair field : object) {
+        if (field.key.find('\0') != std::string_view::npos) return false;
+        fields.emplace_back(field.key, field.value);
+      }
+      std::ranges::sort(fields, {},
+                        &std::pair<std::string_view, dom::element>::first);
+      if (std::ranges::adjacent_find(fields, {}, [](const auto& field) {
+            return field.first;
+          }) != fields.end()) {
+        return false;
+      }
+      auto start = key ? builder.StartMap(key) : builder.StartMap();
+      std::string name;
+      for (const auto& [field_key, element] : fields) {
+        name.assign(field_key);
+        if (!write_flex(builder, name.c_str(), element, depth + 1)) {
+          return false;
+        }
+      }
+      builder.EndMap(start);
+      return true;
+    }
+  }
+  return false;
+}
+
+// The envelope as records_json's read_envelope reads it, or false for
+// anything it would refuse or read differently.
+bool read_envelope(dom::object object, engine::Envelope& envelope) {
+  static constexpr std::string_view kKeys[] = {
+      "channel_id", "sender_id",   "audience", "event_type",
+      "event_data", "envelope_id", "task_id",  "causation_id",
+      "trace_id",   "priority",    "depth",    "idempotency_key",
+      "created_at", "ttl_seconds"};
+  unsigned seen = 0;
+  for (dom::key_value_pair field : object) {
+    if (!first_sight(field.key, kKeys, seen)) return false;
+    const std::string_view key = field.key;
+    const dom::element value = field.value;
+    bool read = false;
+    if (key == "channel_id") {
+      read = read_string(value, envelope.channel_id);
+    } else if (key == "sender_id") {
+      read = read_string(value, envelope.sender_id);
+    } else if (key == "audience") {
+      if (value.is_null()) {
+        read = true;
+      } else if (value.type() == Type::ARRAY) {
+        auto& audience = envelope.audience.emplace();
+        read = true;
+        const dom::array members = value.get_array().value_unsafe();
+        for (dom::element member : members) {
+          if (!read_string(member, audience.emplace_back())) return false;
+        }
+      }
+    } else if (key == "event_type") {
+      read = read_string(value, envelope.event_type);
+    } else if (key == "event_data") {
+      if (value.type() != Type::OBJECT) return false;
+      flexbuffers::Builder builder;
+      if (!write_flex(builder, nullptr, value, 0)) return false;
+      builder.Finish();
+      envelope.event_data = builder.GetBuffer();
+      read = true;
+    } else if (key == "envelope_id") {
+      read = read_string(value, envelope.envelope_id);
+    } else if (key == "task_id") {
+      read = read_optional_string(value, envelope.task_id);
+    } else if (key == "causation_id") {
+      read = read_optional_string(value, envelope.causation_id);
+    } else if (key == "trace_id") {
+      read = read_optional_string(value, envelope.trace_id);
+    } else if (key == "priority") {
+      read = read_string(value, envelope.priority) &&
+             (envelope.priority == "background" ||
+              envelope.priority == "normal" || envelope.priority == "urgent");
+    } else if (key == "depth") {
+      read = read_integer(value, envelope.depth);
+    } else if (key == "idempotency_key") {
+      read = read_optional_string(value, envelope.idempotency_key);
+    } else if (key == "created_at") {
+      read = read_string(value, envelope.created_at);
+    } else if (key == "ttl_seconds") {
+      std::int64_t seconds = 0;
+      if (value.is_null()) {
+        read = true;
+      } else if (read_integer(value, seconds)) {
+        envelope.ttl_seconds = seconds;
+        read = true;
+      }
+    }
+    if (!read) return false;
+  }
+  // channel_id, sender_id, audience, event_type and event_data (the first
+  // five keys) are required.
+  return (seen & 0x1f) == 0x1f;
+}
+
+std::optional<HotFrame> decode_request(dom::object frame) {
+  static constexpr std::string_view kKeys[] = {"request_id", "op", "params",
+                                               "kind"};
+  unsigned seen = 0;
+  PostRequestFrame post;
+  for (dom::key_value_pair field : frame) {
+    if (!first_sight(field.key, kKeys, seen)) return std::nullopt;
+    if (field.key == "request_id") {
+      if (!read_string(field.value, post.request_id)) return std::nullopt;
+    } else if (field.key == "op") {
+      std::string_view op;
+      if (field.value.get_string().get(op) || op != "post_envelope") {
+        return std::nullopt;
+      }
+    } else if (field.key == "params") {
+      dom::object params;
+      if (field.value.get_object().get(params) || params.size() != 1) {
+        return std::nullopt;
+      }
+      dom::object envelope;
+      if (params.at_key("envelope").get_object().get(envelope) ||
+          !read_envelope(envelope, post.envelope)) {
+        return std::nullopt;
+      }
+    }
+  }
+  if (seen != 0xf) return std::nullopt;
+  return post;
+}
+
+std::optional<HotFrame> decode_receipt(dom::object frame) {
+  static constexpr std::string_view kKeys[] = {
+      "envelope_id", "status", "recipient_id", "channel_id", "reason", "kind"};
+  unsigned seen = 0;
+  ReceiptFrame receipt;
+  std::string* const fields[] = {&receipt.envelope_id, &receipt.status,
+                                 &receipt.recipient_id, &receipt.channel_id,
+                                 &receipt.reason};
+  for (dom::key_value_pair field : frame) {
+    if (!first_sight(field.key, kKeys, seen)) return std::nullopt;
+    for (std::size_t i = 0; i < std::size(fields); ++i) {
+      if (field.key == kKeys[i] && !read_string(field.value, *fields[i])) {
+        return std::nullopt;
+      }
+    }
+  }
+  // envelope_id, status and kind are required.
+  if ((seen & 0x23) != 0x23) return std::nullopt;
+  return receipt;
+}
+
+}  // namespace
+
+std::optional<HotFrame> decode_hot_frame(std::string_view text) {
+  if (text.size() > kMaxHotFrameBytes || !plain_text(text)) return std::nullopt;
+  thread_local dom::parser parser;
+  dom::object frame;
+  if (parser.parse(text.data(), text.size()).get_object().get(frame)) {
+    return std::nullopt;
+  }
+  std::string_view kind;
+  if (frame.at_key("kind").get_string().get(kind)) return std::nullopt;
+  if (kind == "request") return decode_request(frame);
+  if (kind == "receipt") return decode_receipt(frame);
+  return std::nullopt;
+}
+
+}  // namespace parley::transport

@@ -1,0 +1,45 @@
+// The two frames a busy connection carries most, decoded straight into
+// their typed form with simdjson instead of through a JSON tree: a
+// post_envelope request whose envelope is valid, and a receipt.
+//
+// Contract: decode_hot_frame takes only frames of the plain shape and
+// returns nullopt for everything else, and the caller then runs
+// decode_frame (and, for a request, the op layer's own parse), which alone
+// words every error. Whatever it returns is exactly what that slow path
+// gives for the same text: the same strings, the same Envelope, event_data
+// as the same FlexBuffer bytes (to_flex's, keys in byte order).
+//
+// "Plain": the text is valid JSON with no control byte (raw control bytes
+// are whitespace or errors; the slow path tells which) and no \u escape of
+// a surrogate (the two parsers differ on lone ones); every key of the
+// frame, its params, its envelope and each event_data object appears once
+// (the slow path keeps the last of duplicates); no number is written as
+// `-0` (its integer type differs between the parsers); event_data nests at
+// most kMaxStoredJsonDepth levels, has no NUL in a key and no integer
+// beyond 64 bits; every field has the type the strict parse accepts.
+//
+// Any thread; each thread keeps its own parser.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "engine/base/envelope.h"
+#include "engine/transport/frame_codec.h"
+
+namespace parley::transport {
+
+// {"request_id", "op": "post_envelope", "params": {"envelope": {...}},
+//  "kind": "request"}, its envelope parsed as the op layer parses it.
+struct PostRequestFrame {
+  std::string request_id;
+  engine::Envelope envelope;
+};
+
+using HotFrame = std::variant<PostRequestFrame, ReceiptFrame>;
+
+std::optional<HotFrame> decode_hot_frame(std::string_view text);
+
+}  // namespace parley::transport
