@@ -404,8 +404,8 @@ Measurement run_load(const std::string& name, Setup& setup, std::uint64_t ops,
   // latencies[i]: connection i's, written on its strand only.
   std::vector<std::vector<Clock::duration>> latencies(n);
   for (auto& each : latencies) each.reserve(ops / n + in_flight);
-  std::atomic<std::uint64_t> answered = 0;
-  std::uint64_t failed = 0;  // guarded by `mutex`
+  std::uint64_t answered = 0;  // guarded by `mutex`
+  std::uint64_t failed = 0;    // guarded by `mutex`
   std::string first_failure;
   std::atomic<std::uint64_t> issued = 0;
   std::uint64_t notifies_before = 0;
@@ -423,11 +423,11 @@ Measurement run_load(const std::string& name, Setup& setup, std::uint64_t ops,
             std::lock_guard lock(mutex);
             if (failed++ == 0) first_failure = response;
           }
-          if (answered.fetch_add(1) + 1 == ops) {
-            std::lock_guard lock(mutex);
-            finished.notify_all();
-          }
+          // The next post first: once the last answer is counted,
+          // run_load may return, and with it post_next.
           post_next(i);
+          std::lock_guard lock(mutex);
+          if (++answered == ops) finished.notify_all();
         });
   };
   const double cpu_before = server ? server->cpu_seconds() : 0;
