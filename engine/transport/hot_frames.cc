@@ -19,39 +19,25 @@ using Type = dom::element_type;
 // than this (and its tape) allocated.
 constexpr std::size_t kMaxHotFrameBytes = 64 * 1024;
 
-bool is_hex_digit(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-         (c >= 'A' && c <= 'F');
-}
-
-// The byte-level conditions of "plain" (see the header): no control byte,
-// no surrogate escape, no integer token of 20 digits or more, no `-0`.
-bool plain_text(std::string_view text) {
-  std::size_t digits = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (static_cast<unsigned char>(c) < 0x20) return false;
-    if (c >= '0' && c <= '9') {
-      if (++digits >= 20) return false;
-      continue;
-    }
-    digits = 0;
-    if (c == '\\' && i + 3 < text.size() && text[i + 1] == 'u' &&
-        (text[i + 2] == 'd' || text[i + 2] == 'D') &&
-        is_hex_digit(text[i + 3]) &&
-        !(text[i + 3] >= '0' && text[i + 3] <= '7')) {
-      return false;
-    }
-    // `-0` ends a number token unless a fraction or exponent follows (a
-    // digit cannot follow a leading 0 in JSON: "-05" is text in a string).
-    if (c == '-' && i + 1 < text.size() && text[i + 1] == '0' &&
-        (i + 2 == text.size() ||
-         std::string_view("0123456789.eE").find(text[i + 2]) ==
-             std::string_view::npos)) {
-      return false;
+// Whether a number is written as `-0`, an integer to nlohmann (read as
+// signed) that simdjson reads as an unsigned-looking 0. Text in a string
+// may match too; that only costs the slow path. Every other difference
+// between the parsers ends in a simdjson error: raw control bytes in a
+// string, lone surrogate escapes, integers beyond 64 bits and numbers out
+// of a double's range are refused by simdjson, and then by the slow path
+// or read there as it reads them.
+bool has_negative_zero(std::string_view text) {
+  for (std::size_t at = text.find("-0"); at != std::string_view::npos;
+       at = text.find("-0", at + 1)) {
+    // A fraction or an exponent makes it a double in both; a digit cannot
+    // follow a leading 0 in JSON ("-05" is text in a string).
+    if (at + 2 == text.size() ||
+        std::string_view("0123456789.eE").find(text[at + 2]) ==
+            std::string_view::npos) {
+      return true;
     }
   }
-  return true;
+  return false;
 }
 
 // Marks `key` as seen among `keys`; false when it was seen before or is
@@ -112,7 +98,7 @@ bool write_flex(flexbuffers::Builder& builder, const char* key,
     }
     case Type::INT64: {
       const std::int64_t number = value.get_int64().value_unsafe();
-      if (number >= 0) {  // "-0" never gets here (plain_text)
+      if (number >= 0) {  // "-0" never gets here (has_negative_zero)
         const auto unsigned_number = static_cast<std::uint64_t>(number);
         scalar([&] { builder.UInt(key, unsigned_number); },
                [&] { builder.UInt(unsigned_number); });
@@ -310,7 +296,9 @@ std::optional<HotFrame> decode_receipt(dom::object frame) {
 }  // namespace
 
 std::optional<HotFrame> decode_hot_frame(std::string_view text) {
-  if (text.size() > kMaxHotFrameBytes || !plain_text(text)) return std::nullopt;
+  if (text.size() > kMaxHotFrameBytes || has_negative_zero(text)) {
+    return std::nullopt;
+  }
   thread_local dom::parser parser;
   dom::object frame;
   if (parser.parse(text.data(), text.size()).get_object().get(frame)) {

@@ -9,14 +9,14 @@
 // gives for the same text: the same strings, the same Envelope, event_data
 // as the same FlexBuffer bytes (to_flex's, keys in byte order).
 //
-// "Plain": the text is valid JSON with no control byte (raw control bytes
-// are whitespace or errors; the slow path tells which) and no \u escape of
-// a surrogate (the two parsers differ on lone ones); every key of the
-// frame, its params, its envelope and each event_data object appears once
-// (the slow path keeps the last of duplicates); no number is written as
-// `-0` (its integer type differs between the parsers); event_data nests at
-// most kMaxStoredJsonDepth levels, has no NUL in a key and no integer
-// beyond 64 bits; every field has the type the strict parse accepts.
+// "Plain": the text is JSON simdjson accepts (it refuses raw control bytes
+// in strings, lone surrogate escapes and integers beyond 64 bits, which
+// nlohmann reads differently or not at all) with no number written as
+// `-0` (an integer of another sign to nlohmann); every key of the frame,
+// its params, its envelope and each event_data object appears once (the
+// slow path keeps the last of duplicates); event_data nests at most
+// kMaxStoredJsonDepth levels and has no NUL in a key; every field has the
+// type the strict parse accepts; the frame is at most 64 KiB.
 //
 // Any thread; each thread keeps its own parser.
 #pragma once
