@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/json/records_json.h"
 #include "engine/ops/caller.h"
 #include "engine/ops/control_plane.h"
 #include "replay/record_json.h"
@@ -751,6 +752,61 @@ TEST_CASE("RECON-10 a wire envelope's audience lists only participants") {
             "audience must list only participants of the channel");
   // In-process the audience is not restricted.
   w.ok(nullptr, "post_envelope", with_audience({w.bob, w.carol}));
+}
+
+TEST_CASE("a parsed post is authorized as its JSON is") {
+  // The server's hot path (ControlPlane::post_envelope) checks a parsed
+  // envelope with authorize_post; it must decide every post as authorize()
+  // decides its JSON.
+  World w;
+  std::vector<json> envelopes;
+  for (const std::string& sender : {w.alice, w.bob, w.carol}) {
+    envelopes.push_back(w.text_envelope(sender, "hi"));
+  }
+  for (std::string_view task : {"../etc", "task-b", "t1"}) {
+    json envelope = w.text_envelope(w.alice, "task talk");
+    envelope["task_id"] = task;
+    envelopes.push_back(envelope);
+  }
+  for (std::string_view type :
+       {"ag2.channel.closed", "ag2.channel.invite", "ag2.channel.invite.ack",
+        "ag2.channel.invite.reject", "ag2.task.progress", "myapp.custom"}) {
+    json envelope = w.text_envelope(w.bob, "");
+    envelope["event_type"] = type;
+    envelopes.push_back(envelope);
+  }
+  for (const json& audience :
+       {json::array({w.bob}), json::array({w.alice, w.bob}),
+        json::array({w.carol}), json::array({w.bob, "ghost"}), json::array()}) {
+    json envelope = w.text_envelope(w.alice, "to you");
+    envelope["audience"] = audience;
+    envelopes.push_back(envelope);
+    envelope["channel_id"] = "no-such-channel";
+    envelopes.push_back(envelope);
+  }
+  int refusals = 0;
+  for (const TestCaller* caller :
+       {&w.alice_conn, &w.bob_conn, &w.carol_conn, &w.nobody}) {
+    const engine::WireOptions options;
+    engine::WireRequest wire{.agents = caller->bound_agents(),
+                             .options = options};
+    std::ranges::sort(wire.agents);
+    for (const json& envelope : envelopes) {
+      INFO("envelope: ", envelope.dump());
+      auto parsed = engine::envelope_from_json(envelope);
+      REQUIRE(parsed.has_value());
+      const auto by_json = engine::authorize(w.t.hub(), wire, "post_envelope",
+                                             {{"envelope", envelope}});
+      const auto typed = engine::authorize_post(w.t.hub(), wire, *parsed);
+      REQUIRE(by_json.has_value() == typed.has_value());
+      if (!by_json) {
+        ++refusals;
+        CHECK(typed.error().kind == by_json.error().kind);
+        CHECK(typed.error().message == by_json.error().message);
+      }
+    }
+  }
+  CHECK(refusals > 20);
 }
 
 TEST_CASE("RECON-10 task ids named on the wire are one path segment") {
