@@ -28,7 +28,6 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <latch>
 #include <limits>
 #include <map>
@@ -428,9 +427,7 @@ void run(const Options& options) {
     print_line(measurements.back());
     std::fflush(stdout);
   }
-  const std::string json = json_summary(measurements);
-  std::printf("%s", json.c_str());
-  if (!options.json_path.empty()) write_file(options.json_path, json);
+  emit_summary(measurements, options.json_path);
 }
 
 std::string default_ops_help() {
@@ -466,12 +463,6 @@ int main(int argc, char** argv) {
                  "dropped before and after each scenario");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--num") > 0) options.num = num;
-  try {
-    parley::bench::run(options);
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::cerr << "parley-bench-append: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return parley::bench::run_reporting("parley-bench-append",
+                                      [&] { parley::bench::run(options); });
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 
 namespace parley::bench {
 
@@ -80,6 +81,24 @@ void write_file(const std::string& path, const std::string& text) {
   out << text;
   out.close();
   if (!out) throw BenchmarkError("cannot write " + path);
+}
+
+void emit_summary(const std::vector<Measurement>& measurements,
+                  const std::string& path) {
+  const std::string json = json_summary(measurements);
+  std::printf("%s", json.c_str());
+  if (!path.empty()) write_file(path, json);
+}
+
+int run_reporting(std::string_view program, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& error) {
+    std::fflush(stdout);
+    std::cerr << program << ": " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 std::optional<double> load_average() {

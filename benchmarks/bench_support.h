@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -75,6 +76,15 @@ std::string json_summary(const std::vector<Measurement>& measurements);
 
 // Writes `text` to `path`; throws BenchmarkError when it cannot.
 void write_file(const std::string& path, const std::string& text);
+
+// Prints the JSON summary of `measurements` on stdout and, when `path` is
+// not empty, writes it there too.
+void emit_summary(const std::vector<Measurement>& measurements,
+                  const std::string& path);
+
+// A benchmark's main(): runs `body`; an exception is reported on stderr as
+// "<program>: <what>" after stdout is flushed. Returns the exit status.
+int run_reporting(std::string_view program, const std::function<void()>& body);
 
 // The 1-minute load average, or nullopt when /proc/loadavg is unreadable.
 std::optional<double> load_average();

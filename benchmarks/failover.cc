@@ -32,7 +32,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <cstdio>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -322,9 +321,7 @@ void run(const Options& options) {
   print_line(measurements.back());
   measurements.push_back(run_scenario("failover_pause", options, SIGSTOP));
   print_line(measurements.back());
-  const std::string json = json_summary(measurements);
-  std::printf("%s", json.c_str());
-  if (!options.json_path.empty()) write_file(options.json_path, json);
+  emit_summary(measurements, options.json_path);
 }
 
 }  // namespace
@@ -347,12 +344,6 @@ int main(int argc, char** argv) {
   app.add_option("--json", options.json_path,
                  "Also write the JSON summary to this file");
   CLI11_PARSE(app, argc, argv);
-  try {
-    parley::bench::run(options);
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::cerr << "parley-bench-failover: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return parley::bench::run_reporting("parley-bench-failover",
+                                      [&] { parley::bench::run(options); });
 }

@@ -47,7 +47,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -566,9 +565,7 @@ void run(const Options& options) {
       measurements.push_back(std::move(m));
     }
   }
-  const std::string json = json_summary(measurements);
-  std::printf("%s", json.c_str());
-  if (!options.json_path.empty()) write_file(options.json_path, json);
+  emit_summary(measurements, options.json_path);
 }
 
 }  // namespace
@@ -590,12 +587,6 @@ int main(int argc, char** argv) {
   app.add_option("--json", options.json_path,
                  "Also write the JSON summary to this file");
   CLI11_PARSE(app, argc, argv);
-  try {
-    parley::bench::run(options);
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::cerr << "parley-bench-fold: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return parley::bench::run_reporting("parley-bench-fold",
+                                      [&] { parley::bench::run(options); });
 }

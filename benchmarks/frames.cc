@@ -13,7 +13,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <variant>
 
@@ -103,9 +102,7 @@ void run(const Options& options) {
   add(time_decodes("decode_post_hot", post, hot_post, options.num));
   add(time_decodes("decode_receipt_tree", kReceipt, tree_receipt, options.num));
   add(time_decodes("decode_receipt_hot", kReceipt, hot_receipt, options.num));
-  const std::string json = json_summary(measurements);
-  std::printf("%s", json.c_str());
-  if (!options.json_path.empty()) write_file(options.json_path, json);
+  emit_summary(measurements, options.json_path);
 }
 
 }  // namespace
@@ -121,12 +118,6 @@ int main(int argc, char** argv) {
   app.add_option("--json", options.json_path,
                  "Also write the JSON summary to this file");
   CLI11_PARSE(app, argc, argv);
-  try {
-    parley::bench::run(options);
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::cerr << "parley-bench-frames: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return parley::bench::run_reporting("parley-bench-frames",
+                                      [&] { parley::bench::run(options); });
 }

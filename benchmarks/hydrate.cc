@@ -50,7 +50,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -616,9 +615,7 @@ void run(const Options& options) {
       meta_best.seconds * 100 / total, envelope_best.seconds * 100 / total,
       (total - scan_best.seconds - meta_best.seconds - envelope_best.seconds) *
           100 / total);
-  const std::string json = json_summary(measurements);
-  std::printf("%s", json.c_str());
-  if (!options.json_path.empty()) write_file(options.json_path, json);
+  emit_summary(measurements, options.json_path);
 }
 
 }  // namespace
@@ -647,12 +644,6 @@ int main(int argc, char** argv) {
                  "and keep it, or reuse it if it exists (it must have been "
                  "built with the same shape)");
   CLI11_PARSE(app, argc, argv);
-  try {
-    parley::bench::run(options);
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::cerr << "parley-bench-hydrate: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return parley::bench::run_reporting("parley-bench-hydrate",
+                                      [&] { parley::bench::run(options); });
 }

@@ -49,7 +49,6 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <iostream>
 #include <latch>
 #include <map>
 #include <memory>
@@ -503,9 +502,7 @@ void run(const Options& options) {
     measurements.push_back(run_scenario(name, ops, options.dir));
     print_line(measurements.back());
   }
-  const std::string json = json_summary(measurements);
-  std::printf("%s", json.c_str());
-  if (!options.json_path.empty()) write_file(options.json_path, json);
+  emit_summary(measurements, options.json_path);
 }
 
 std::string default_ops_help() {
@@ -541,12 +538,6 @@ int main(int argc, char** argv) {
                  "dropped before each scenario");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--num") > 0) options.num = num;
-  try {
-    parley::bench::run(options);
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::cerr << "parley-bench-post: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return parley::bench::run_reporting("parley-bench-post",
+                                      [&] { parley::bench::run(options); });
 }

@@ -45,7 +45,6 @@
 #include <fstream>
 #include <functional>
 #include <future>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -538,9 +537,7 @@ void run(const Options& options) {
     }
     print_line(measurements.back());
   }
-  const std::string json = json_summary(measurements);
-  std::printf("%s", json.c_str());
-  if (!options.json_path.empty()) write_file(options.json_path, json);
+  emit_summary(measurements, options.json_path);
 }
 
 }  // namespace
@@ -567,12 +564,6 @@ int main(int argc, char** argv) {
                  "Where to create the started server's temporary store")
       ->check(CLI::ExistingDirectory);
   CLI11_PARSE(app, argc, argv);
-  try {
-    parley::bench::run(options);
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::cerr << "parley-bench-serve: " << error.what() << "\n";
-    return 1;
-  }
-  return 0;
+  return parley::bench::run_reporting("parley-bench-serve",
+                                      [&] { parley::bench::run(options); });
 }
