@@ -19,13 +19,12 @@ using Type = dom::element_type;
 // than this (and its tape) allocated.
 constexpr std::size_t kMaxHotFrameBytes = 64 * 1024;
 
-// Whether a number is written as `-0`, an integer to nlohmann (read as
-// signed) that simdjson reads as an unsigned-looking 0. Text in a string
-// may match too; that only costs the slow path. Every other difference
-// between the parsers ends in a simdjson error: raw control bytes in a
-// string, lone surrogate escapes, integers beyond 64 bits and numbers out
-// of a double's range are refused by simdjson, and then by the slow path
-// or read there as it reads them.
+// Whether a number is written as `-0`: nlohmann reads a signed integer,
+// simdjson a plain 0, which write_flex would store unsigned. Text in a
+// string may match too; that only costs the slow path. Every other
+// difference between the parsers ends in a simdjson error, so such a frame
+// goes the slow path: raw control bytes in a string, lone surrogate
+// escapes, integers beyond 64 bits and numbers out of a double's range.
 bool has_negative_zero(std::string_view text) {
   for (std::size_t at = text.find("-0"); at != std::string_view::npos;
        at = text.find("-0", at + 1)) {
