@@ -99,8 +99,8 @@ std::string json_escaped(std::string_view text) {
   return out;
 }
 
-// The string value of the first `"key": "` in `frame` from `from` on (the
-// hub writes Python's separators); empty when absent.
+// The string value after the first (with `last`, the last) `"key": "` in
+// `frame` (the hub writes Python's separators); empty when absent.
 std::string_view string_member(std::string_view frame, std::string_view key,
                                bool last = false) {
   const std::string needle = "\"" + std::string(key) + "\": \"";
