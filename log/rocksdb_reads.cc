@@ -2,6 +2,8 @@
 // raw scans `parley audit` uses, the indexes, and (read-only stores)
 // following the primary that writes the store.
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "log/record_check.h"
 #include "log/rocksdb_layout.h"
@@ -17,6 +19,13 @@ namespace {
 // A scan that finds a key missing looks it up before calling it missing, and
 // reads on from it this many times at most when the lookup finds it.
 constexpr int kMaxRescans = 3;
+// A read-only store follows a live writer through a RocksDB secondary,
+// whose view can for a moment lack entries the writer has just flushed
+// (the flushed table not yet seen, the WAL that held them already
+// retired). Before a gap there is called damage, such a store catches up
+// with the writer and looks again, up to this many times, 10 ms apart.
+constexpr int kMaxFollowRetries = 20;
+constexpr std::chrono::milliseconds kFollowRetryPause{10};
 
 // Whether `it` stands on an entry, read without error.
 bool readable_at(const rocksdb::Iterator& it) {
@@ -75,6 +84,7 @@ Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
       database_.db->NewIterator(options, database_[kLog]));
   std::vector<std::uint64_t> scratch;
   int rescans = 0;
+  int follow_retries = 0;
   for (it->Seek(layout::encode_be64(expected));;) {
     std::optional<std::uint64_t> found;  // the key the iterator stands on
     if (readable_at(*it)) {
@@ -101,6 +111,15 @@ Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
                            "reading log sequence " + std::to_string(expected));
     if (!present) return std::unexpected(present.error());
     if (*present && ++rescans <= kMaxRescans) {
+      it.reset(database_.db->NewIterator(options, database_[kLog]));
+      it->Seek(key);
+      continue;
+    }
+    if (!*present && read_only_ && follow_retries < kMaxFollowRetries) {
+      ++follow_retries;
+      it.reset();
+      std::this_thread::sleep_for(kFollowRetryPause);
+      catch_up_held();
       it.reset(database_.db->NewIterator(options, database_[kLog]));
       it->Seek(key);
       continue;
@@ -140,6 +159,7 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
   rocksdb::PinnableSlice pinned;
   std::vector<std::uint64_t> scratch;
   int rescans = 0;
+  int follow_retries = 0;
   for (it->Seek(layout::channel_key(channel, expected)); readable_at(*it);
        it->Next(), ++expected) {
     std::string_view key = view(it->key());
@@ -161,6 +181,16 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
           has_key(database_, kChannelIndex, wanted,
                   "reading the channel index of " + std::string(channel));
       if (!present) return std::unexpected(present.error());
+      if (!*present && read_only_ && follow_retries < kMaxFollowRetries) {
+        ++follow_retries;
+        it.reset();
+        std::this_thread::sleep_for(kFollowRetryPause);
+        catch_up_held();
+        it.reset(database_.db->NewIterator(options, database_[kChannelIndex]));
+        it->Seek(wanted);
+        --expected;  // the loop's increment brings it back
+        continue;
+      }
       if (!*present || ++rescans > kMaxRescans) {
         return corrupt("entry missing");
       }
@@ -406,6 +436,10 @@ std::uint64_t RocksDbLogStore::wait_for_append(
 
 void RocksDbLogStore::catch_up() const {
   ReaderLock reading(database_mutex_);
+  catch_up_held();
+}
+
+void RocksDbLogStore::catch_up_held() const {
   MutexLock lock(catch_up_mutex_);
   if (closed_ || !database_.db || catch_up_error_) return;
   rocksdb::Status status = database_.db->TryCatchUpWithPrimary();

@@ -139,6 +139,9 @@ class RocksDbLogStore final : public LogStore {
   // the store damaged is kept in catch_up_error_, which reads then return.
   // Takes database_mutex_ shared, then catch_up_mutex_.
   void catch_up() const EXCLUDES(database_mutex_, catch_up_mutex_);
+  // The same, for a caller already holding database_mutex_.
+  void catch_up_held() const REQUIRES_SHARED(database_mutex_)
+      EXCLUDES(catch_up_mutex_);
 
   // Locks are taken in the order mutex_, database_mutex_, catch_up_mutex_.
   //
