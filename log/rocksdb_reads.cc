@@ -115,11 +115,7 @@ Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
       it->Seek(key);
       continue;
     }
-    if (!*present && read_only_ && follow_retries < kMaxFollowRetries) {
-      ++follow_retries;
-      it.reset();
-      std::this_thread::sleep_for(kFollowRetryPause);
-      catch_up_held();
+    if (!*present && caught_up_after_gap(it, follow_retries)) {
       it.reset(database_.db->NewIterator(options, database_[kLog]));
       it->Seek(key);
       continue;
@@ -181,11 +177,7 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
           has_key(database_, kChannelIndex, wanted,
                   "reading the channel index of " + std::string(channel));
       if (!present) return std::unexpected(present.error());
-      if (!*present && read_only_ && follow_retries < kMaxFollowRetries) {
-        ++follow_retries;
-        it.reset();
-        std::this_thread::sleep_for(kFollowRetryPause);
-        catch_up_held();
+      if (!*present && caught_up_after_gap(it, follow_retries)) {
         it.reset(database_.db->NewIterator(options, database_[kChannelIndex]));
         it->Seek(wanted);
         --expected;  // the loop's increment brings it back
@@ -432,6 +424,16 @@ std::uint64_t RocksDbLogStore::wait_for_append(
     if (lock.wait_until(appended_, deadline) == std::cv_status::timeout) break;
   }
   return last_sequence_;
+}
+
+bool RocksDbLogStore::caught_up_after_gap(
+    std::unique_ptr<rocksdb::Iterator>& it, int& retries) const {
+  if (!read_only_ || retries >= kMaxFollowRetries) return false;
+  ++retries;
+  it.reset();  // lets go of the view the gap was seen in
+  std::this_thread::sleep_for(kFollowRetryPause);
+  catch_up_held();
+  return true;
 }
 
 void RocksDbLogStore::catch_up() const {

@@ -142,6 +142,12 @@ class RocksDbLogStore final : public LogStore {
   // The same, for a caller already holding database_mutex_.
   void catch_up_held() const REQUIRES_SHARED(database_mutex_)
       EXCLUDES(catch_up_mutex_);
+  // A read that found a gap: on a read-only store with `retries` left,
+  // drops `it`, waits kFollowRetryPause, catches up and returns true (look
+  // again with a new iterator); else false (the gap is real).
+  bool caught_up_after_gap(std::unique_ptr<rocksdb::Iterator>& it,
+                           int& retries) const REQUIRES_SHARED(database_mutex_)
+      EXCLUDES(catch_up_mutex_);
 
   // Locks are taken in the order mutex_, database_mutex_, catch_up_mutex_.
   //
