@@ -42,6 +42,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -56,6 +57,8 @@
 #include "engine/client/error.h"
 #include "engine/hub/requests.h"
 #include "engine/registry/identity.h"
+#include "engine/registry/registry.h"
+#include "engine/tasks/task.h"
 
 namespace parley::engine {
 class Hub;
@@ -97,6 +100,15 @@ struct Registration {
   Resume resume;
   std::optional<std::string> skill_md;
   std::optional<Rule> rule;
+};
+
+// What record_observation sends: one outcome of a task.
+struct Observation {
+  std::string owner_id;
+  std::string capability;
+  std::string outcome;  // the task's terminal state
+  std::optional<double> latency_ms;
+  std::optional<std::string> task_id;
 };
 
 class HubClientImpl;
@@ -151,26 +163,32 @@ class HubClient {
   void unregister(std::string agent_id, Handler<void> done);
 
   // --- Control-plane ops ----------------------------------------------------
+  // One method per AG2 op, with AG2's parameters and defaults; the result is
+  // read into the engine's record (an answer that does not read is kInvalid
+  // "unreadable answer: <why>"). JSON-valued arguments are JSON text; text
+  // that is not JSON fails with kInvalid before anything is sent.
+
   // Any op, params and result as JSON text. `timeout` 0: the default.
   void call(std::string op, std::string params_json, Handler<std::string> done,
             std::chrono::milliseconds timeout = {});
+
+  // Agents.
   void get_agent(std::string name_or_id, Handler<Passport> done);
-  void create_channel(CreateChannelRequest request,
-                      Handler<ChannelMetadata> done,
-                      std::chrono::milliseconds timeout = {});
-  void get_channel(std::string channel_id, Handler<ChannelMetadata> done);
-  void close_channel(std::string channel_id, std::string reason,
-                     Handler<ChannelMetadata> done);
-  // Returns the envelope id the hub minted.
-  void post_envelope(Envelope envelope, Handler<std::string> done);
-  void read_wal(std::string channel_id, Handler<std::vector<Envelope>> done);
-  void can_send(std::string channel_id, std::string sender_id,
-                Handler<bool> done);
-  // The envelope `sender_id` posted in the channel with `causation_id`, or
-  // nullopt (how a handler tells it already answered an envelope).
-  void find_envelope_by_causation(std::string channel_id, std::string sender_id,
-                                  std::string causation_id,
-                                  Handler<std::optional<Envelope>> done);
+  // The id registered under `name`, or nullopt.
+  void find_agent_id(std::string name,
+                     Handler<std::optional<std::string>> done);
+  // Agent id -> registered name; unknown ids map to themselves.
+  void names_for(std::vector<std::string> agent_ids,
+                 Handler<std::map<std::string, std::string>> done);
+  // The passports `filter` selects (AgentFilter: capability, a
+  // case-insensitive query in the resume's summary, kind, sort_by "name",
+  // limit 50), as AG2's list_agents.
+  void list_agents(engine::AgentFilter filter,
+                   Handler<std::vector<Passport>> done);
+  void get_resume(std::string agent_id, Handler<Resume> done);
+  void set_resume(std::string agent_id, Resume resume, Handler<void> done);
+  void get_rule(std::string agent_id, Handler<Rule> done);
+  void set_rule(std::string agent_id, Rule rule, Handler<void> done);
   // The agent's SKILL.md as registered, or nullopt (none, or no such agent).
   // engine::parse_skill_frontmatter splits it; engine::render_fallback_skill
   // renders what peers are shown when there is none.
@@ -179,13 +197,66 @@ class HubClient {
   // Replaces the agent's SKILL.md; nullopt deletes it.
   void set_skill(std::string agent_id, std::optional<std::string> skill_md,
                  Handler<void> done);
-  // Agent id -> registered name; unknown ids map to themselves.
-  void names_for(std::vector<std::string> agent_ids,
-                 Handler<std::map<std::string, std::string>> done);
+  // Adds a task outcome to the owner's track record (its resume's
+  // `observed[capability]`).
+  void record_observation(Observation observation, Handler<void> done);
+
+  // Channels and envelopes.
+  void create_channel(CreateChannelRequest request,
+                      Handler<ChannelMetadata> done,
+                      std::chrono::milliseconds timeout = {});
+  void get_channel(std::string channel_id, Handler<ChannelMetadata> done);
+  // The channels `agent_id` takes part in (nullopt: every channel of this
+  // connection's agents), at most `limit`.
+  void list_channels(std::optional<std::string> agent_id,
+                     Handler<std::vector<ChannelMetadata>> done,
+                     std::int64_t limit = 50);
+  void close_channel(std::string channel_id, std::string reason,
+                     Handler<ChannelMetadata> done);
+  // Returns the envelope id the hub minted.
+  void post_envelope(Envelope envelope, Handler<std::string> done);
+  // The Python slice [since:until] of the channel's envelopes (negative
+  // values count from the end); an unknown channel reads as empty.
+  void read_wal(std::string channel_id, Handler<std::vector<Envelope>> done,
+                std::int64_t since = 0,
+                std::optional<std::int64_t> until = std::nullopt);
+  // Whether `sender_id` may post now (`event_type`: of that type).
+  void can_send(std::string channel_id, std::string sender_id,
+                Handler<bool> done,
+                std::optional<std::string> event_type = std::nullopt);
+  // The envelope `sender_id` posted in the channel with `causation_id`, or
+  // nullopt (how a handler tells it already answered an envelope).
+  void find_envelope_by_causation(std::string channel_id, std::string sender_id,
+                                  std::string causation_id,
+                                  Handler<std::optional<Envelope>> done);
+  // The turns the hub is waiting for `agent_id` to take.
+  void pending_turns_for(std::string agent_id,
+                         Handler<std::vector<engine::PendingTurn>> done);
   // Tells the hub `agent_id`'s turn on `envelope_id` failed with `error`.
   void report_turn_failure(std::string channel_id, std::string agent_id,
                            std::string envelope_id, std::string error,
                            Handler<void> done);
+
+  // Tasks (the owner's side is client::Task, which calls these).
+  void get_task(std::string task_id, Handler<engine::TaskMetadata> done);
+  // The tasks `filter` selects (owner, channel, state; limit 50).
+  void list_tasks(engine::TaskFilter filter,
+                  Handler<std::vector<engine::TaskMetadata>> done);
+  // Records a task the caller owns, as it stands.
+  void observe_task(engine::TaskMetadata metadata, Handler<void> done);
+  void update_task(std::string task_id, engine::TaskUpdate update,
+                   Handler<void> done);
+  // Tells the hub's task listeners of `kind` (e.g. "mirror_failed");
+  // `payload_json` a JSON object.
+  void fire_task_event(std::string task_id, std::string kind,
+                       std::string payload_json, Handler<void> done);
+  // Stores `state_json` (a JSON object) as the task's checkpoint; the last
+  // one wins.
+  void checkpoint_task(std::string task_id, std::string state_json,
+                       Handler<void> done);
+  // The task's checkpoint as JSON text, or nullopt.
+  void read_task_checkpoint(std::string task_id,
+                            Handler<std::optional<std::string>> done);
 
   // --- The connection -------------------------------------------------------
   // Drops the link (the hub unbinds every agent; their envelopes wait in the

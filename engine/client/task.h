@@ -29,6 +29,7 @@
 #include <string>
 
 #include "engine/client/error.h"
+#include "engine/tasks/task.h"
 
 namespace parley::client {
 
@@ -65,10 +66,8 @@ class Task : public std::enable_shared_from_this<Task> {
   void cancel(std::string reason, Handler<void> done);
 
  private:
-  // One update_task with `params` (task_id added); when `terminal` names
-  // the new state, the observation after it.
-  void update(std::string params_json, std::optional<std::string> terminal,
-              Handler<void> done);
+  // One update_task; after a terminal state, the observation.
+  void update(engine::TaskUpdate update, Handler<void> done);
 
   const std::shared_ptr<AgentClient> owner_;
   const std::string task_id_;
