@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/input_limits.h"
+#include "engine/hub/hub.h"
 #include "log/memory_log_store.h"
 #include "tests/test_support.h"
 #include "tools/script_runner.h"
@@ -210,6 +211,59 @@ TEST_CASE("names, keys, checkpoints and audit records have size limits") {
   s.refused({{"op", "set_skill"},
              {"params", {{"agent_id", "$alice"}, {"skill_md", huge}}}},
             "skill_md");
+}
+
+TEST_CASE("stored JSON with a NUL in a key or nested too deep is refused") {
+  // Such values pass the parse but cannot be stored as FlexBuffers; a
+  // channel created with them once crashed the hub (found by fuzz_ops).
+  Script s;
+  const std::string nul_key("a\0b", 3);
+  const json bad = {{nul_key, 1}};
+  json deep = 0;
+  for (std::size_t i = 0; i < engine::kMaxStoredJsonDepth; ++i) {
+    deep = json::array({deep});
+  }
+  const auto channel = [](json extra) {
+    json params = {{"creator_id", "$alice"},
+                   {"manifest_type", "conversation"},
+                   {"participants", {"$bob"}}};
+    params.update(extra);
+    return json{{"op", "create_channel"}, {"params", params}};
+  };
+  s.refused(channel({{"knobs", {{"x", bad}}}}),
+            "knobs: JSON object keys must not contain NUL characters");
+  s.refused(channel({{"labels", {{nul_key, "x"}}}}),
+            "labels: JSON object keys must not contain NUL characters");
+  s.refused(channel({{"knobs", {{"x", deep}}}}),
+            "knobs nests deeper than 32 levels");
+  // Over the op layer a passport's cost is a strict object; in-process it
+  // is JSON text.
+  auto hub = engine::Hub::open({.store = log::make_memory_log_store()});
+  REQUIRE(hub.has_value());
+  auto carol = (*hub)->register_identity(
+      {.name = "carol", .cost = R"({"x":{"a\u0000b":1}})"}, {}, {}, {});
+  REQUIRE_FALSE(carol.has_value());
+  CHECK(carol.error().message ==
+        "passport field 'cost': JSON object keys must not contain NUL "
+        "characters");
+
+  const json task = {{"task_id", "t1"},
+                     {"owner_id", "$alice"},
+                     {"spec", {{"title", "count"}}},
+                     {"state", "running"},
+                     {"created_at", "2026-01-01T00:00:00+00:00"}};
+  json with_bad_payload = task;
+  with_bad_payload["spec"]["payload"] = bad;
+  s.refused(
+      {{"op", "observe_task"}, {"params", {{"metadata", with_bad_payload}}}},
+      "must not contain NUL");
+  s.ok({{"op", "observe_task"}, {"params", {{"metadata", task}}}});
+  s.refused({{"op", "update_task"},
+             {"params", {{"task_id", "t1"}, {"progress", bad}}}},
+            "must not contain NUL");
+  s.refused({{"op", "update_task"},
+             {"params", {{"task_id", "t1"}, {"result", {{"nested", bad}}}}}},
+            "must not contain NUL");
 }
 
 TEST_CASE("text that is not valid UTF-8 never enters the log") {

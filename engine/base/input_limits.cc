@@ -95,6 +95,36 @@ Result<void> check_text(std::string_view field, std::string_view value) {
   return {};
 }
 
+namespace {
+
+// Whether an object key of well-formed JSON `text` holds U+0000 (written
+// "\u0000"; a raw NUL byte cannot be in JSON text): a key is a string
+// followed, after any whitespace, by ':'.
+bool has_nul_key(std::string_view text) {
+  bool in_string = false;
+  bool string_has_nul = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        if (text.substr(i + 1, 5) == "u0000") string_has_nul = true;
+        ++i;  // the escaped character cannot end the string
+      } else if (c == '"') {
+        in_string = false;
+        if (!string_has_nul) continue;
+        const std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+        if (next != std::string_view::npos && text[next] == ':') return true;
+      }
+    } else if (c == '"') {
+      in_string = true;
+      string_has_nul = false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<void> check_json_text(std::string_view field, std::string_view json) {
   if (json.size() > kMaxValueBytes) {
     return too_long(field, json.size(), kMaxValueBytes);
@@ -102,6 +132,10 @@ Result<void> check_json_text(std::string_view field, std::string_view json) {
   if (json_depth(json) > kMaxStoredJsonDepth) {
     return invalid(std::string(field) + " nests deeper than " +
                    std::to_string(kMaxStoredJsonDepth) + " levels");
+  }
+  if (has_nul_key(json)) {
+    return invalid(std::string(field) +
+                   ": JSON object keys must not contain NUL characters");
   }
   return {};
 }

@@ -39,8 +39,10 @@ bool is_valid_utf8(std::string_view text);
 Result<void> check_name(std::string_view field, std::string_view value);
 // `value` is valid UTF-8 of at most kMaxValueBytes bytes.
 Result<void> check_text(std::string_view field, std::string_view value);
-// `json` (compact JSON text) is at most kMaxValueBytes bytes and nests at
-// most kMaxStoredJsonDepth levels.
+// `json` (well-formed JSON text) is at most kMaxValueBytes bytes, nests at
+// most kMaxStoredJsonDepth levels and has no NUL in an object key: what
+// every JSON value stored as a FlexBuffer (engine/base/flex_json.h) must
+// be, checked where it enters the engine.
 Result<void> check_json_text(std::string_view field, std::string_view json);
 
 // An envelope a client posts: event type, idempotency key, trace and task

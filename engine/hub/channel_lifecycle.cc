@@ -6,6 +6,7 @@
 #include "engine/base/event_types.h"
 #include "engine/base/flex_json.h"
 #include "engine/base/ids.h"
+#include "engine/base/input_limits.h"
 #include "engine/base/python_repr.h"
 #include "engine/hub/audit.h"
 #include "engine/hub/identities.h"
@@ -160,6 +161,12 @@ Change<std::string> ChannelLifecycle::stage_create(
     const auto knobs = parse_object(request.knobs);
     if (!knobs) return invalid("knobs must be a JSON object");
     metadata.knobs = knobs->dump();
+    for (const auto& [field, text] : {std::pair{"knobs", &metadata.knobs},
+                                      std::pair{"labels", &metadata.labels}}) {
+      if (auto storable = check_json_text(field, *text); !storable) {
+        return std::unexpected(storable.error());
+      }
+    }
     metadata.required_acks = request.required_acks;
     if (auto valid = adapter->validate_create(metadata); !valid) {
       return std::unexpected(valid.error());

@@ -43,6 +43,12 @@ Change<Passport> Identities::register_identity(
       !checked) {
     return refused<Passport>(checked.error());
   }
+  if (passport.cost) {
+    if (auto checked = check_json_text("passport field 'cost'", *passport.cost);
+        !checked) {
+      return refused<Passport>(checked.error());
+    }
+  }
   if (skill_md) {
     if (auto checked = check_text("skill_md", *skill_md); !checked) {
       return refused<Passport>(checked.error());
