@@ -125,13 +125,14 @@ bool has_nul_key(std::string_view text) {
 
 }  // namespace
 
-Result<void> check_json_text(std::string_view field, std::string_view json) {
+Result<void> check_json_text(std::string_view field, std::string_view json,
+                             std::size_t max_depth) {
   if (json.size() > kMaxValueBytes) {
     return too_long(field, json.size(), kMaxValueBytes);
   }
-  if (json_depth(json) > kMaxStoredJsonDepth) {
+  if (json_depth(json) > max_depth) {
     return invalid(std::string(field) + " nests deeper than " +
-                   std::to_string(kMaxStoredJsonDepth) + " levels");
+                   std::to_string(max_depth) + " levels");
   }
   if (has_nul_key(json)) {
     return invalid(std::string(field) +

@@ -42,8 +42,10 @@ Result<void> check_text(std::string_view field, std::string_view value);
 // `json` (well-formed JSON text) is at most kMaxValueBytes bytes, nests at
 // most kMaxStoredJsonDepth levels and has no NUL in an object key: what
 // every JSON value stored as a FlexBuffer (engine/base/flex_json.h) must
-// be, checked where it enters the engine.
-Result<void> check_json_text(std::string_view field, std::string_view json);
+// be, checked where it enters the engine. A value the hub also stores
+// nested inside another passes a smaller `max_depth`.
+Result<void> check_json_text(std::string_view field, std::string_view json,
+                             std::size_t max_depth = kMaxStoredJsonDepth);
 
 // An envelope a client posts: event type, idempotency key, trace and task
 // ids are names; event_data at most kMaxValueBytes encoded; depth and

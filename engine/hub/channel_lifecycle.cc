@@ -161,9 +161,12 @@ Change<std::string> ChannelLifecycle::stage_create(
     const auto knobs = parse_object(request.knobs);
     if (!knobs) return invalid("knobs must be a JSON object");
     metadata.knobs = knobs->dump();
+    // Each invite's event_data carries knobs and labels one level down.
     for (const auto& [field, text] : {std::pair{"knobs", &metadata.knobs},
                                       std::pair{"labels", &metadata.labels}}) {
-      if (auto storable = check_json_text(field, *text); !storable) {
+      if (auto storable =
+              check_json_text(field, *text, kMaxStoredJsonDepth - 1);
+          !storable) {
         return std::unexpected(storable.error());
       }
     }
