@@ -206,8 +206,9 @@ class HubClient {
                       Handler<ChannelMetadata> done,
                       std::chrono::milliseconds timeout = {});
   void get_channel(std::string channel_id, Handler<ChannelMetadata> done);
-  // The channels `agent_id` takes part in (nullopt: every channel of this
-  // connection's agents), at most `limit`.
+  // The channels `agent_id` takes part in, at most `limit`. nullopt: over
+  // the wire, the channels of this connection's agents; in-process, every
+  // channel.
   void list_channels(std::optional<std::string> agent_id,
                      Handler<std::vector<ChannelMetadata>> done,
                      std::int64_t limit = 50);
