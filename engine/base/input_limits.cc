@@ -6,28 +6,51 @@
 
 namespace parley::engine {
 
-std::size_t json_depth(std::string_view text) {
+namespace {
+
+// What one linear scan of JSON text (any text: it never parses) finds.
+struct JsonShape {
+  std::size_t depth = 0;  // deepest nesting of arrays and objects
+  // Whether an object key holds U+0000, written "\u0000" (a raw NUL byte
+  // cannot be in JSON text); a key is a string followed, after any
+  // whitespace, by ':'.
+  bool nul_key = false;
+};
+
+JsonShape json_shape(std::string_view text) {
+  JsonShape shape;
   std::size_t depth = 0;
-  std::size_t deepest = 0;
   bool in_string = false;
+  bool string_has_nul = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
       if (c == '\\') {
+        if (text.substr(i + 1, 5) == "u0000") string_has_nul = true;
         ++i;  // the escaped character cannot end the string
       } else if (c == '"') {
         in_string = false;
+        if (!string_has_nul) continue;
+        const std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+        if (next != std::string_view::npos && text[next] == ':') {
+          shape.nul_key = true;
+        }
       }
     } else if (c == '"') {
       in_string = true;
+      string_has_nul = false;
     } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
+      shape.depth = std::max(shape.depth, ++depth);
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
   }
-  return deepest;
+  return shape;
 }
+
+}  // namespace
+
+std::size_t json_depth(std::string_view text) { return json_shape(text).depth; }
 
 bool is_valid_utf8(std::string_view text) {
   std::size_t i = 0;
@@ -95,46 +118,17 @@ Result<void> check_text(std::string_view field, std::string_view value) {
   return {};
 }
 
-namespace {
-
-// Whether an object key of well-formed JSON `text` holds U+0000 (written
-// "\u0000"; a raw NUL byte cannot be in JSON text): a key is a string
-// followed, after any whitespace, by ':'.
-bool has_nul_key(std::string_view text) {
-  bool in_string = false;
-  bool string_has_nul = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        if (text.substr(i + 1, 5) == "u0000") string_has_nul = true;
-        ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-        if (!string_has_nul) continue;
-        const std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
-        if (next != std::string_view::npos && text[next] == ':') return true;
-      }
-    } else if (c == '"') {
-      in_string = true;
-      string_has_nul = false;
-    }
-  }
-  return false;
-}
-
-}  // namespace
-
 Result<void> check_json_text(std::string_view field, std::string_view json,
                              std::size_t max_depth) {
   if (json.size() > kMaxValueBytes) {
     return too_long(field, json.size(), kMaxValueBytes);
   }
-  if (json_depth(json) > max_depth) {
+  const JsonShape shape = json_shape(json);
+  if (shape.depth > max_depth) {
     return invalid(std::string(field) + " nests deeper than " +
                    std::to_string(max_depth) + " levels");
   }
-  if (has_nul_key(json)) {
+  if (shape.nul_key) {
     return invalid(std::string(field) +
                    ": JSON object keys must not contain NUL characters");
   }
