@@ -265,6 +265,13 @@ TEST_SUITE("client") {
           client::HubClient::connect(io.executor(), hub.url(), {}, done);
         }));
 
+    // Each recorded request's result, by request id.
+    std::map<std::string, json> results;
+    for (const TraceFrame& recorded : frames) {
+      if (!recorded.from_client && recorded.frame["kind"] == "response") {
+        results[recorded.frame["request_id"]] = json(recorded.frame["result"]);
+      }
+    }
     std::size_t requests = 0;
     std::vector<ordered_json> recorded_receipts;
     std::vector<ordered_json> recorded_notifies;
@@ -282,14 +289,8 @@ TEST_SUITE("client") {
       const std::string op = frame["op"];
       const ordered_json& params = frame["params"];
       CAPTURE(op);
-      // The recorded answer, for comparing what the client read of it.
-      json answered;
-      for (const TraceFrame& later : frames) {
-        if (!later.from_client && later.frame["kind"] == "response" &&
-            later.frame["request_id"] == frame["request_id"]) {
-          answered = json(later.frame["result"]);
-        }
-      }
+      // The recorded answer, to compare what the client read of it with.
+      const json answered = results.at(frame["request_id"]);
       if (op == "register") {
         client::Registration registration{
             .passport = expect(engine::passport_from_json(params["passport"])),
