@@ -9,14 +9,13 @@
 
 #include <memory>
 
-#include "log/log_store.h"
+#include "log/forwarding_log_store.h"
 
 namespace parley::log {
 
-class HandoverLogStore final : public LogStore {
+class HandoverLogStore final : public ForwardingLogStore {
  public:
-  explicit HandoverLogStore(std::shared_ptr<LogStore> store)
-      : store_(std::move(store)) {}
+  using ForwardingLogStore::ForwardingLogStore;
 
   // Closes the store held and stands in for `next` from now on. When the
   // close fails, `next` is held anyway and the close's error returned.
@@ -25,59 +24,6 @@ class HandoverLogStore final : public LogStore {
     store_ = std::move(next);
     return closed;
   }
-
-  using LogStore::append;
-  Result<std::vector<Position>> append(
-      std::span<AppendEntry> batch,
-      const SequencedCallback& on_sequenced) override {
-    return store_->append(batch, on_sequenced);
-  }
-  Result<std::vector<Position>> append_deferred(
-      std::span<AppendEntry> batch, DurableCallback on_durable) override {
-    return store_->append_deferred(batch, std::move(on_durable));
-  }
-  Result<void> flush() override { return store_->flush(); }
-  Result<void> resume() override { return store_->resume(); }
-  Result<void> read(std::uint64_t from, std::uint64_t to,
-                    const RecordVisitor& visit) const override {
-    return store_->read(from, to, visit);
-  }
-  Result<void> read_channel(std::string_view channel, std::uint64_t from,
-                            std::uint64_t to,
-                            const ChannelVisitor& visit) const override {
-    return store_->read_channel(channel, from, to, visit);
-  }
-  Result<void> scan_log(const RecordVisitor& visit) const override {
-    return store_->scan_log(visit);
-  }
-  Result<void> scan_channel_index(
-      const ChannelIndexVisitor& visit) const override {
-    return store_->scan_channel_index(visit);
-  }
-  Result<void> scan_idempotency_index(
-      const IdempotencyIndexVisitor& visit) const override {
-    return store_->scan_idempotency_index(visit);
-  }
-  Result<std::optional<std::uint64_t>> find_idempotency_key(
-      std::string_view key) const override {
-    return store_->find_idempotency_key(key);
-  }
-  std::uint64_t cache_bytes() const override { return store_->cache_bytes(); }
-  std::uint64_t last_sequence() const override {
-    return store_->last_sequence();
-  }
-  Result<std::uint64_t> last_channel_sequence(
-      std::string_view channel) const override {
-    return store_->last_channel_sequence(channel);
-  }
-  std::uint64_t wait_for_append(
-      std::uint64_t after, std::chrono::milliseconds timeout) const override {
-    return store_->wait_for_append(after, timeout);
-  }
-  Result<void> close() override { return store_->close(); }
-
- private:
-  std::shared_ptr<LogStore> store_;
 };
 
 }  // namespace parley::log

@@ -3,6 +3,7 @@
 // hub's own thread, and they mean what the blocking calls mean.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <string>
@@ -12,6 +13,7 @@
 #include "engine/base/event_types.h"
 #include "engine/base/flex_json.h"
 #include "engine/ops/invite_reply.h"
+#include "log/forwarding_log_store.h"
 #include "tests/hub_fixture.h"
 
 namespace parley::testing {
@@ -53,6 +55,30 @@ engine::Envelope text(std::string_view channel, std::string_view sender,
   envelope.event_data = engine::to_flex(json{{"text", body}}).value();
   return envelope;
 }
+
+// A store whose flushes, once held, wait for release() on every thread but
+// the one that held them: the hub's log thread stops writing its groups,
+// while that thread's own flushes write them. A flush waits at most 30 s,
+// so a failed test cannot hang the hub's close.
+class HeldFlushStore final : public log::ForwardingLogStore {
+ public:
+  using ForwardingLogStore::ForwardingLogStore;
+
+  void hold() { holder_ = std::this_thread::get_id(); }
+  void release() { release_.set_value(); }
+
+  log::Result<void> flush() override {
+    if (holder_ != std::thread::id{} && std::this_thread::get_id() != holder_) {
+      released_.wait_for(30s);
+    }
+    return store_->flush();
+  }
+
+ private:
+  std::atomic<std::thread::id> holder_;
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+};
 
 }  // namespace
 
@@ -107,6 +133,43 @@ TEST_SUITE("hub_async") {
     }
     CHECK(logged == ids);
     CHECK(th.state(channel->channel_id)["turn_count"] == kPosts);
+  }
+
+  TEST_CASE(
+      "read_wal returns a post the state shows before its group is written") {
+    TestHub th;
+    std::shared_ptr<HeldFlushStore> store;
+    th.set_options([&](engine::HubOptions& options) {
+      store = std::make_shared<HeldFlushStore>(std::move(options.store));
+      options.store = store;
+    });
+    th.restart();
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    auto channel = th.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+
+    store->hold();
+    Told<std::string> told;
+    th.hub().post_envelope(text(channel->channel_id, alice, "hi"), told.done());
+    // The state folds the post when it is sequenced; the log thread, held,
+    // has not written it.
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (th.state(channel->channel_id)["turn_count"] != 1 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+    REQUIRE(th.state(channel->channel_id)["turn_count"] == 1);
+
+    const auto wal = th.wal(channel->channel_id);
+    REQUIRE_FALSE(wal.empty());
+    CHECK(engine::flex_to_json(wal.back().event_data)["text"] == "hi");
+    // Reading it made it durable.
+    auto posted_told = told.get();
+    auto& posted = posted_told.first;
+    REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
+    CHECK(wal.back().envelope_id == *posted);
+    store->release();
   }
 
   TEST_CASE("a completion-style refusal is the blocking call's refusal") {

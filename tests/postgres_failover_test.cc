@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -46,6 +48,33 @@ json hello(const std::string& name, json since = nullptr) {
   json frame = {{"name", name}, {"kind", "hello"}};
   if (!since.is_null()) frame["since_envelope_id"] = std::move(since);
   return frame;
+}
+
+// Sends SIGSTOP to `pid` and waits until every thread of it has stopped
+// (state T in /proc): kill() only queues the signal, and a thread already
+// running goes on until the kernel gets to it.
+void pause_process(pid_t pid) {
+  REQUIRE(kill(pid, SIGSTOP) == 0);
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  auto all_stopped = [&] {
+    for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      // "pid (comm) S ...": the state follows the last ')'.
+      const auto close = line.rfind(')');
+      if (close == std::string::npos || close + 2 >= line.size() ||
+          line[close + 2] != 'T') {
+        return false;
+      }
+    }
+    return true;
+  };
+  const auto deadline = SteadyClock::now() + 10s;
+  while (!all_stopped()) {
+    REQUIRE(SteadyClock::now() < deadline);
+    std::this_thread::sleep_for(1ms);
+  }
 }
 
 // A text post from `sender` whose idempotency key is its text.
@@ -235,7 +264,7 @@ TEST_CASE(
   REQUIRE(first["ok"] == true);
 
   const auto paused_at = SteadyClock::now();
-  kill(active.pid(), SIGSTOP);
+  pause_process(active.pid());
   // Sent while it sleeps: answered (if ever) once it wakes.
   const std::string late = talk.a->send_request(
       "post_envelope", keyed_post(talk.channel, talk.alice, "late"));

@@ -17,6 +17,10 @@
 // reached from an asynchronous completion (subscribers, listeners) run on
 // that thread and must not block.
 //
+// The folded state shows a batch from the moment it is sequenced, before
+// its group is written: a reader of the log that must see every record the
+// state counts flushes the log first when it finds fewer (StateReads).
+//
 // A failed log write stops every later change, except a full disk: once
 // the log can resume, the hub rebuilds its state from the log and accepts
 // changes again (Hooks::rehydrate).

@@ -128,18 +128,35 @@ Result<std::vector<Envelope>> StateReads::read_wal(
     if (!channel) return std::vector<Envelope>{};
     size = channel->last_sequence;
   }
-  const auto [begin, end] = python_slice(since, until, size);
+  const auto slice = python_slice(since, until, size);
+  const std::uint64_t begin = slice.first;
+  const std::uint64_t end = slice.second;  // clang 14 captures no bindings
   std::vector<Envelope> out;
   if (begin >= end) return out;
-  auto read = core_.store->read_channel(
-      channel_id, begin + 1, end,
-      [&](std::uint64_t, std::uint64_t, std::string_view record) {
-        if (auto envelope = decode_envelope(record)) {
-          out.push_back(std::move(*envelope));
-        }
-        return true;
-      });
-  if (!read) return storage_error(read.error());
+  std::uint64_t next = begin + 1;  // the first channel sequence not yet read
+  auto read_from_next = [&] {
+    return core_.store->read_channel(
+        channel_id, next, end,
+        [&](std::uint64_t sequence, std::uint64_t, std::string_view record) {
+          if (auto envelope = decode_envelope(record)) {
+            out.push_back(std::move(*envelope));
+          }
+          next = sequence + 1;
+          return true;
+        });
+  };
+  if (auto read = read_from_next(); !read) return storage_error(read.error());
+  if (next <= end) {
+    // The state folds a batch once it is sequenced, before the group commit
+    // that writes it: the records it counts are readable once the batches
+    // sequenced so far are made durable. A write that fails loses its
+    // records (never acked; the hub stops accepting changes): the read
+    // returns what the log holds.
+    (void)core_.store->flush();
+    if (auto read = read_from_next(); !read) {
+      return storage_error(read.error());
+    }
+  }
   return out;
 }
 
