@@ -115,7 +115,9 @@ class HubClientImpl;
 
 class HubClient {
  public:
-  // The in-process link: `hub` must outlive the client.
+  // The in-process link: `hub` must outlive the client, and the executor's
+  // context must outlive the hub's being open (a call the hub still holds
+  // is answered on the client's strand; Hub::close() answers them all).
   static std::shared_ptr<HubClient> in_process(
       boost::asio::any_io_executor executor, engine::Hub& hub,
       HubClientOptions options = {});

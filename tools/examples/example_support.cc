@@ -32,6 +32,9 @@ ExampleNetwork::~ExampleNetwork() {
   for (const auto& weak : clients_) {
     if (auto client = weak.lock()) client::close_and_wait(*client);
   }
+  // Closed while the io thread runs: the calls still in the hub complete
+  // now, onto the clients' strands, which die with the io thread.
+  if (hub_) (void)hub_->close();
 }
 
 ExampleNetwork::TempDir::~TempDir() {

@@ -49,7 +49,7 @@ class ExampleNetwork {
   TempDir dir_;  // the in-process hub's store
   std::unique_ptr<engine::Hub> hub_;
   // Declared after the hub, so destroyed before it: the clients' closes,
-  // posted to it as they go, still reach a live hub.
+  // posted to it as they go, still reach a live (closed) hub.
   client::IoThread io_;
 };
 
