@@ -13,6 +13,7 @@
 
 #include "engine/base/event_types.h"
 #include "engine/base/flex_json.h"
+#include "log/forwarding_log_store.h"
 #include "log/memory_log_store.h"
 #include "tests/hub_fixture.h"
 
@@ -435,10 +436,12 @@ TEST_CASE("health after restart: counters reset, audit bytes start over") {
 // A memory store whose appends, once `fail` is set, sequence the batch and
 // then report an I/O error, as a failed sync does; while `refuse` is set
 // they are refused before sequencing, as on a full disk.
-class FailingStore : public log::LogStore {
+class FailingStore : public log::ForwardingLogStore {
  public:
   std::atomic<bool> fail = false;
   std::atomic<bool> refuse = false;
+
+  FailingStore() : ForwardingLogStore(log::make_memory_log_store()) {}
 
   log::Result<std::vector<log::Position>> append(
       std::span<log::AppendEntry> batch,
@@ -447,52 +450,18 @@ class FailingStore : public log::LogStore {
       return std::unexpected(
           log::Error{log::ErrorCode::kNoSpace, "injected no_space"});
     }
-    auto appended = inner_->append(batch, on_sequenced);
+    auto appended = store_->append(batch, on_sequenced);
     if (appended && fail) {
       return std::unexpected(
           log::Error{log::ErrorCode::kIoError, "injected sync failure"});
     }
     return appended;
   }
-  log::Result<void> read(std::uint64_t from, std::uint64_t to,
-                         const log::RecordVisitor& visit) const override {
-    return inner_->read(from, to, visit);
+  // Through append() above, as a store without a group commit does.
+  log::Result<std::vector<log::Position>> append_deferred(
+      std::span<log::AppendEntry> batch, DurableCallback on_durable) override {
+    return LogStore::append_deferred(batch, std::move(on_durable));
   }
-  log::Result<void> read_channel(
-      std::string_view channel, std::uint64_t from, std::uint64_t to,
-      const log::ChannelVisitor& visit) const override {
-    return inner_->read_channel(channel, from, to, visit);
-  }
-  log::Result<std::optional<std::uint64_t>> find_idempotency_key(
-      std::string_view key) const override {
-    return inner_->find_idempotency_key(key);
-  }
-  log::Result<void> scan_log(const log::RecordVisitor& visit) const override {
-    return inner_->scan_log(visit);
-  }
-  log::Result<void> scan_channel_index(
-      const log::ChannelIndexVisitor& visit) const override {
-    return inner_->scan_channel_index(visit);
-  }
-  log::Result<void> scan_idempotency_index(
-      const log::IdempotencyIndexVisitor& visit) const override {
-    return inner_->scan_idempotency_index(visit);
-  }
-  std::uint64_t last_sequence() const override {
-    return inner_->last_sequence();
-  }
-  log::Result<std::uint64_t> last_channel_sequence(
-      std::string_view channel) const override {
-    return inner_->last_channel_sequence(channel);
-  }
-  std::uint64_t wait_for_append(
-      std::uint64_t after, std::chrono::milliseconds timeout) const override {
-    return inner_->wait_for_append(after, timeout);
-  }
-  log::Result<void> close() override { return inner_->close(); }
-
- private:
-  std::unique_ptr<log::LogStore> inner_ = log::make_memory_log_store();
 };
 
 TEST_CASE("health reports a hub that stopped after a failed log write") {
