@@ -273,7 +273,10 @@ TEST_CASE(
       SteadyClock::now() - paused_at);
   MESSAGE("the standby listened " << takeover.count()
                                   << " ms after the active hub was paused");
-  CHECK(takeover >= 900ms);  // not before the 1 s lease lapsed
+  // Not before the lease lapsed: 1 s after the last renewal, and renewals
+  // come every third of it (one may have been due just before the pause),
+  // so 667 ms after the pause at the earliest, less scheduling slack.
+  CHECK(takeover >= 500ms);
   CHECK(takeover < 5s);
   CHECK(standby.output().find("whose lease had lapsed") != std::string::npos);
 
