@@ -35,13 +35,14 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <charconv>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
-#include <deque>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -99,14 +100,28 @@ std::string json_escaped(std::string_view text) {
   return out;
 }
 
-// The string value after the first (with `last`, the last) `"key": "` in
-// `frame` (the hub writes Python's separators); empty when absent.
-std::string_view string_member(std::string_view frame, std::string_view key,
+// The string value after the first (with `last`, the last) occurrence of
+// `member`, a member's opening such as `"key": "` (the hub writes Python's
+// separators), in `frame`; empty when absent.
+std::string_view string_member(std::string_view frame, std::string_view member,
                                bool last = false) {
-  const std::string needle = "\"" + std::string(key) + "\": \"";
-  const std::size_t at = last ? frame.rfind(needle) : frame.find(needle);
+  std::size_t at = std::string_view::npos;
+  if (!last) {
+    at = frame.find(member);
+  } else {
+    // Back from the end quote by quote: string_view::rfind compares at
+    // every position.
+    for (std::size_t quote = frame.size(); quote > 0;) {
+      quote = frame.rfind('"', quote - 1);
+      if (quote == std::string_view::npos) break;
+      if (frame.substr(quote).starts_with(member)) {
+        at = quote;
+        break;
+      }
+    }
+  }
   if (at == std::string_view::npos) return {};
-  const std::size_t begin = at + needle.size();
+  const std::size_t begin = at + member.size();
   const std::size_t end = frame.find('"', begin);
   if (end == std::string_view::npos) return {};
   return frame.substr(begin, end - begin);
@@ -122,20 +137,31 @@ std::string_view string_member(std::string_view frame, std::string_view key,
 // before its event_data and are found from the front; its envelope_id and
 // recipient_id come after and are found from the back, so no text can be
 // mistaken for them.
+//
+// Beast performs the opening handshake; after it the client frames the
+// messages itself (RFC 6455 §5.2) on the same socket, so that it pipelines
+// as redis-benchmark does: one read takes every frame that has arrived,
+// and every frame queued meanwhile (receipts, the next posts) leaves in one
+// write. Its frames are masked, as a client's must be, with a fresh key
+// each.
 class Client : public std::enable_shared_from_this<Client> {
  public:
   // The whole response frame, and whether it says ok.
   using Callback = std::function<void(std::string_view response, bool ok)>;
 
-  Client(net::io_context& io) : strand_(net::make_strand(io)), ws_(strand_) {}
+  Client(net::io_context& io)
+      : strand_(net::make_strand(io)), socket_(strand_) {}
 
+  // Blocking. The hub sends nothing before the client's first request, so
+  // no byte after the handshake's response is left in Beast's buffer.
   void connect(const std::string& host, std::uint16_t port) {
-    tcp::resolver resolver(ws_.get_executor());
-    beast::get_lowest_layer(ws_).connect(
+    websocket::stream<beast::tcp_stream> ws(strand_);
+    tcp::resolver resolver(strand_);
+    beast::get_lowest_layer(ws).connect(
         resolver.resolve(host, std::to_string(port)));
-    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true));
-    ws_.handshake(host + ":" + std::to_string(port), "/");
-    ws_.read_message_max(64 << 20);
+    beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true));
+    ws.handshake(host + ":" + std::to_string(port), "/");
+    socket_ = beast::get_lowest_layer(ws).release_socket();
   }
 
   void start() {
@@ -152,9 +178,13 @@ class Client : public std::enable_shared_from_this<Client> {
       self->send(frame_for(std::to_string(id)));
     };
     if (strand_.running_in_this_thread()) {
-      issue();
+      issue();  // leaves with the read handler's flush
     } else {
-      net::post(strand_, std::move(issue));
+      net::post(strand_, [self = shared_from_this(),
+                          issue = std::move(issue)]() mutable {
+        issue();
+        self->flush();
+      });
     }
   }
 
@@ -189,26 +219,88 @@ class Client : public std::enable_shared_from_this<Client> {
   void close() {
     net::post(strand_, [self = shared_from_this()] {
       beast::error_code ignored;
-      beast::get_lowest_layer(self->ws_).socket().close(ignored);
+      self->socket_.close(ignored);
     });
   }
 
  private:
+  enum Opcode : std::uint8_t {
+    kContinuation = 0x0,
+    kText = 0x1,
+    kClose = 0x8,
+    kPing = 0x9,
+    kPong = 0xA,
+  };
+
   void read() {
-    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec,
-                                                        std::size_t) {
-      if (ec) return;
-      const auto data = self->buffer_.cdata();
-      self->on_frame(
-          std::string_view(static_cast<const char*>(data.data()), data.size()));
-      self->buffer_.consume(self->buffer_.size());
-      self->read();
-    });
+    if (in_.size() - in_used_ < 4096) in_.resize(in_.size() * 2);
+    socket_.async_read_some(
+        net::buffer(in_.data() + in_used_, in_.size() - in_used_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          if (ec) return;
+          self->in_used_ += n;
+          if (!self->read_frames()) return;
+          self->flush();
+          self->read();
+        });
+  }
+
+  // Handles every whole frame in `in_` and keeps the partial one; false
+  // once the hub has closed.
+  bool read_frames() {
+    std::size_t at = 0;
+    bool open = true;
+    while (open && in_used_ - at >= 2) {
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(in_.data());
+      const std::uint8_t first = bytes[at];
+      std::uint64_t length = bytes[at + 1] & 0x7f;
+      if (bytes[at + 1] & 0x80) {
+        throw BenchmarkError("the hub sent a masked frame");
+      }
+      std::size_t header = 2;
+      if (length >= 126) {
+        const std::size_t digits = length == 126 ? 2 : 8;
+        if (in_used_ - at < 2 + digits) break;
+        length = 0;
+        for (std::size_t k = 0; k < digits; ++k)
+          length = length << 8 | bytes[at + 2 + k];
+        header += digits;
+      }
+      if (in_used_ - at - header < length) break;
+      const std::string_view payload(in_.data() + at + header,
+                                     static_cast<std::size_t>(length));
+      at += header + static_cast<std::size_t>(length);
+      const bool fin = first & 0x80;
+      switch (first & 0x0f) {
+        case kText:
+          if (fin) {
+            on_frame(payload);
+          } else {
+            message_.assign(payload);
+          }
+          break;
+        case kContinuation:
+          message_.append(payload);
+          if (fin) on_frame(message_);
+          break;
+        case kPing:
+          queue_frame(kPong, payload);
+          break;
+        case kClose:
+          open = false;
+          break;
+        default:  // kPong
+          break;
+      }
+    }
+    std::memmove(in_.data(), in_.data() + at, in_used_ - at);
+    in_used_ -= at;
+    return open;
   }
 
   void on_frame(std::string_view frame) {
     if (frame.ends_with("\"kind\": \"response\"}")) {
-      const std::string_view id = string_member(frame, "request_id");
+      const std::string_view id = string_member(frame, R"("request_id": ")");
       std::uint64_t key = 0;
       std::from_chars(id.data(), id.data() + id.size(), key);
       auto it = pending_.find(key);
@@ -217,12 +309,13 @@ class Client : public std::enable_shared_from_this<Client> {
       pending_.erase(it);
       done(frame, frame.find("\"ok\": true,") != std::string_view::npos);
     } else if (frame.ends_with("\"kind\": \"notify\"}")) {
-      const std::string channel(string_member(frame, "channel_id"));
-      const std::string_view type = string_member(frame, "event_type");
-      const std::string envelope_id(
-          string_member(frame, "envelope_id", /*last=*/true));
-      const std::string recipient(
-          string_member(frame, "recipient_id", /*last=*/true));
+      const std::string_view channel =
+          string_member(frame, R"("channel_id": ")");
+      const std::string_view type = string_member(frame, R"("event_type": ")");
+      const std::string_view envelope_id =
+          string_member(frame, R"("envelope_id": ")", /*last=*/true);
+      const std::string_view recipient =
+          string_member(frame, R"("recipient_id": ")", /*last=*/true);
       if (type == "ag2.channel.invite") {
         request("post_envelope",
                 {{"envelope",
@@ -236,41 +329,83 @@ class Client : public std::enable_shared_from_this<Client> {
       } else if (type == "ag2.msg.text") {
         notifies.fetch_add(1, std::memory_order_relaxed);
       }
-      send("{\"envelope_id\": \"" + envelope_id +
-           "\", \"status\": \"ack\", \"recipient_id\": \"" + recipient +
-           "\", \"channel_id\": \"" + channel +
-           "\", \"reason\": \"\", \"kind\": \"receipt\"}");
+      receipt_.clear();
+      for (const std::string_view part :
+           {std::string_view("{\"envelope_id\": \""), envelope_id,
+            std::string_view("\", \"status\": \"ack\", \"recipient_id\": \""),
+            recipient, std::string_view("\", \"channel_id\": \""), channel,
+            std::string_view("\", \"reason\": \"\", \"kind\": \"receipt\"}")}) {
+        receipt_.append(part);
+      }
+      send(receipt_);
     }
   }
 
-  void send(std::string frame) {
-    outbox_.push_back(std::move(frame));
-    if (!writing_) write_next();
+  void send(std::string_view text) { queue_frame(kText, text); }
+
+  // Appends a whole (FIN) frame, masked, to what the next write carries.
+  void queue_frame(Opcode opcode, std::string_view payload) {
+    const std::size_t length = payload.size();
+    out_.push_back(static_cast<char>(0x80 | opcode));
+    if (length < 126) {
+      out_.push_back(static_cast<char>(0x80 | length));
+    } else if (length <= 0xffff) {
+      out_.push_back(static_cast<char>(0x80 | 126));
+      for (int shift = 8; shift >= 0; shift -= 8)
+        out_.push_back(static_cast<char>(length >> shift));
+    } else {
+      out_.push_back(static_cast<char>(0x80 | 127));
+      for (int shift = 56; shift >= 0; shift -= 8)
+        out_.push_back(static_cast<char>(length >> shift));
+    }
+    // xorshift64: a fresh masking key per frame.
+    mask_state_ ^= mask_state_ << 13;
+    mask_state_ ^= mask_state_ >> 7;
+    mask_state_ ^= mask_state_ << 17;
+    const auto key = static_cast<std::uint32_t>(mask_state_);
+    char key_bytes[4];
+    std::memcpy(key_bytes, &key, 4);
+    out_.append(key_bytes, 4);
+    const std::size_t begin = out_.size();
+    out_.append(payload);
+    char* masked = out_.data() + begin;
+    const std::uint64_t key_word = std::uint64_t{key} << 32 | key;
+    std::size_t k = 0;
+    for (; k + 8 <= length; k += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, masked + k, 8);
+      word ^= key_word;
+      std::memcpy(masked + k, &word, 8);
+    }
+    for (; k < length; ++k) masked[k] ^= key_bytes[k & 3];
   }
 
-  void write_next() {
-    if (outbox_.empty()) {
-      writing_ = false;
-      return;
-    }
+  // Writes what is queued unless a write is in flight (its completion
+  // writes what was queued meanwhile).
+  void flush() {
+    if (writing_ || out_.empty()) return;
     writing_ = true;
-    current_ = std::move(outbox_.front());
-    outbox_.pop_front();
-    ws_.text(true);
-    ws_.async_write(
-        net::buffer(current_),
+    std::swap(out_, wire_);
+    net::async_write(
+        socket_, net::buffer(wire_),
         [self = shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return;
-          self->write_next();
+          self->wire_.clear();
+          self->writing_ = false;
+          self->flush();
         });
   }
 
   net::strand<net::io_context::executor_type> strand_;
-  websocket::stream<beast::tcp_stream> ws_;
-  beast::flat_buffer buffer_;
-  std::deque<std::string> outbox_;
-  std::string current_;
+  tcp::socket socket_;
+  std::vector<char> in_ = std::vector<char>(64 * 1024);
+  std::size_t in_used_ = 0;
+  std::string message_;  // a fragmented message so far
+  std::string out_;      // frames for the next write
+  std::string wire_;     // frames of the write in flight
+  std::string receipt_;
   bool writing_ = false;
+  std::uint64_t mask_state_ = 0x9e3779b97f4a7c15;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, Callback> pending_;
 };
@@ -336,20 +471,41 @@ class ServerProcess {
   std::uint16_t port_ = 0;
 };
 
-// A post_envelope request frame of ag2.msg.text, as AG2's client writes it.
-auto text_post(const std::string& channel, const std::string& sender,
-               std::uint64_t i) {
-  return [prefix =
-              "\", \"op\": \"post_envelope\", \"params\": "
-              "{\"envelope\": {\"channel_id\": \"" +
-              channel + "\", \"sender_id\": \"" + sender +
-              "\", \"audience\": null, \"event_type\": \"ag2.msg.text\", "
-              "\"event_data\": {\"text\": \"" +
-              json_escaped(chat_text(kTextBytes, i)) +
-              "\"}}}, \"kind\": \"request\"}"](const std::string& id) {
-    return "{\"request_id\": \"" + id + prefix;
-  };
-}
+// post_envelope request frames of ag2.msg.text, as AG2's client writes
+// them, from parts made before the timed run: one agent's channel and
+// sender, and texts taken in turn.
+class TextPosts {
+ public:
+  TextPosts(const std::string& channel, const std::string& sender,
+            const std::vector<std::string>& escaped_texts)
+      : head_(
+            "\", \"op\": \"post_envelope\", \"params\": "
+            "{\"envelope\": {\"channel_id\": \"" +
+            channel + "\", \"sender_id\": \"" + sender +
+            "\", \"audience\": null, \"event_type\": \"ag2.msg.text\", "
+            "\"event_data\": {\"text\": \""),
+        texts_(escaped_texts) {}
+
+  // The frame of post `i`.
+  std::string frame(std::string_view request_id, std::uint64_t i) const {
+    constexpr std::string_view kOpen = "{\"request_id\": \"";
+    constexpr std::string_view kClose = "\"}}}, \"kind\": \"request\"}";
+    const std::string& text = texts_[i % texts_.size()];
+    std::string out;
+    out.reserve(kOpen.size() + request_id.size() + head_.size() + text.size() +
+                kClose.size());
+    out.append(kOpen)
+        .append(request_id)
+        .append(head_)
+        .append(text)
+        .append(kClose);
+    return out;
+  }
+
+ private:
+  std::string head_;
+  const std::vector<std::string>& texts_;
+};
 
 struct Setup {
   net::io_context io;
@@ -409,13 +565,21 @@ Measurement run_load(const std::string& name, Setup& setup, std::uint64_t ops,
   std::atomic<std::uint64_t> issued = 0;
   std::uint64_t notifies_before = 0;
   for (auto& client : setup.clients) notifies_before += client->notifies;
+  std::vector<std::string> texts;
+  for (std::size_t v = 0; v < 64; ++v) {
+    texts.push_back(json_escaped(chat_text(kTextBytes, v)));
+  }
+  std::vector<TextPosts> posts;
+  for (std::size_t i = 0; i < n; ++i) {
+    posts.emplace_back(setup.channels[i], setup.clients[i]->agent_id, texts);
+  }
 
   std::function<void(std::size_t)> post_next = [&](std::size_t i) {
     const std::uint64_t k = issued.fetch_add(1);
     if (k >= ops) return;
     const auto sent = Clock::now();
     setup.clients[i]->request(
-        text_post(setup.channels[i], setup.clients[i]->agent_id, k),
+        [&posts, i, k](const std::string& id) { return posts[i].frame(id, k); },
         [&, i, sent](std::string_view response, bool ok) {
           latencies[i].push_back(Clock::now() - sent);
           if (!ok) {

@@ -53,6 +53,9 @@ class ForwardingLogStore : public LogStore {
     return store_->find_idempotency_key(key);
   }
   std::uint64_t cache_bytes() const override { return store_->cache_bytes(); }
+  CommitStatsSnapshot commit_stats() const override {
+    return store_->commit_stats();
+  }
   std::uint64_t last_sequence() const override {
     return store_->last_sequence();
   }

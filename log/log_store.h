@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "log/commit_stats.h"
 #include "log/error.h"
 
 namespace parley::log {
@@ -159,6 +160,10 @@ class LogStore {
   // Heap the store holds as caches bounded by its configuration (RocksDB:
   // the block cache's usage): memory that is not growth.
   virtual std::uint64_t cache_bytes() const { return 0; }
+
+  // What the store's group commits have done since it opened (all zero for
+  // a store that keeps no counts).
+  virtual CommitStatsSnapshot commit_stats() const { return {}; }
 
   // The highest acked log sequence (0 for an empty log).
   virtual std::uint64_t last_sequence() const = 0;

@@ -1,6 +1,7 @@
 // The PostgreSQL LogStore's write side: sequencing, the group commit (one
 // transaction per group, sent as one pipeline) and close.
 #include <array>
+#include <chrono>
 
 #include "log/postgres_schema.h"
 #include "log/postgres_store.h"
@@ -150,8 +151,14 @@ Result<void> PostgresLogStore::lead(const GroupPtr& group) {
   const std::optional<Error> refused = failed_;
   lock.unlock();
   const std::vector<Member>& members = group->members;
+  const auto started = std::chrono::steady_clock::now();
   Result<void> written =
       refused ? std::unexpected(*refused) : write_group(members);
+  if (written) {
+    commit_stats_.record(members.back().positions.back().log_sequence -
+                             members.front().positions.front().log_sequence + 1,
+                         std::chrono::steady_clock::now() - started);
+  }
   lock.lock();
   if (written) {
     for (const Member& member : members) {

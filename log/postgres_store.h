@@ -60,6 +60,9 @@ class PostgresLogStore final : public LogStore {
   Result<std::optional<std::uint64_t>> find_idempotency_key(
       std::string_view key) const override;
   std::uint64_t last_sequence() const override { return last_sequence_; }
+  CommitStatsSnapshot commit_stats() const override {
+    return commit_stats_.snapshot();
+  }
   Result<std::uint64_t> last_channel_sequence(
       std::string_view channel) const override;
   std::uint64_t wait_for_append(
@@ -148,6 +151,7 @@ class PostgresLogStore final : public LogStore {
         return sequence->has_value();
       }};
   // Highest acked; of a read-only store, the newest record caught up to.
+  CommitStats commit_stats_;  // recorded by the leader of each group
   mutable std::atomic<std::uint64_t> last_sequence_;
   mutable Mutex catch_up_mutex_;
   const std::function<void(const Error&)> on_writer_lost_;

@@ -149,7 +149,14 @@ Result<void> RocksDbLogStore::lead(const GroupPtr& group) {
   rocksdb::Status status;
   if (!refused) {
     ReaderLock reading(database_mutex_);
+    const auto started = std::chrono::steady_clock::now();
     status = write_group(members);
+    if (status.ok()) {
+      commit_stats_.record(members.back().positions.back().log_sequence -
+                               members.front().positions.front().log_sequence +
+                               1,
+                           std::chrono::steady_clock::now() - started);
+    }
   }
   lock.lock();
   if (refused) {

@@ -72,6 +72,9 @@ class RocksDbLogStore final : public LogStore {
       std::string_view key) const override;
   std::uint64_t last_sequence() const override { return last_sequence_; }
   std::uint64_t cache_bytes() const override;
+  CommitStatsSnapshot commit_stats() const override {
+    return commit_stats_.snapshot();
+  }
   Result<std::uint64_t> last_channel_sequence(
       std::string_view channel) const override;
   std::uint64_t wait_for_append(
@@ -201,6 +204,7 @@ class RocksDbLogStore final : public LogStore {
       }};
   // Highest acked; of a read-only store, the newest record caught up to.
   mutable std::atomic<std::uint64_t> last_sequence_;
+  CommitStats commit_stats_;  // recorded by the leader of each group
 };
 
 }  // namespace parley::log::rocksdb_backend

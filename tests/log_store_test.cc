@@ -599,6 +599,32 @@ TEST_CASE_TEMPLATE("a reopened store keeps every acked record and goes on",
   CHECK(channel_texts(store, "c1") == std::vector<std::string>{"a", "c", "d"});
 }
 
+TEST_CASE_TEMPLATE(
+    "a durable store counts its group commits: records per group, time "
+    "written, refusals not counted",
+    Backend, DURABLE_BACKENDS) {
+  Backend backend;
+  log::LogStore& store = *backend.store;
+  CHECK(store.commit_stats().groups == 0);
+  REQUIRE(append(store, {text_entry("c1", "a"), text_entry("", "b"),
+                         text_entry("c1", "c")}));
+  REQUIRE(append(store, {text_entry("", "d")}));
+  AppendEntry invalid = text_entry("", "e");
+  invalid.record = "not a record";
+  REQUIRE_FALSE(append(store, {invalid}).has_value());
+
+  const log::CommitStatsSnapshot stats = store.commit_stats();
+  CHECK(stats.groups == 2);
+  CHECK(stats.records == 4);
+  // Buckets le 1, 2, 4, ...: the 1-record group, then the 3-record one.
+  CHECK(stats.records_buckets[0] == 1);
+  CHECK(stats.records_buckets[1] == 1);
+  CHECK(stats.records_buckets[2] == 2);
+  CHECK(stats.records_buckets.back() == 2);
+  CHECK(stats.seconds > 0);
+  CHECK(stats.seconds_buckets.back() == 2);
+}
+
 TEST_CASE_TEMPLATE("a second writer is refused while the first holds the store",
                    Backend, DURABLE_BACKENDS) {
   Backend backend;

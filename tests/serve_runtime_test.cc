@@ -138,10 +138,25 @@ TEST_CASE(
         "# TYPE process_resident_memory_bytes gauge\n"}) {
     CHECK_MESSAGE(metrics.body.find(line) != std::string::npos, line);
   }
-  const std::string resident = "\nprocess_resident_memory_bytes ";
-  const std::size_t at = metrics.body.find(resident);
-  REQUIRE(at != std::string::npos);
-  CHECK(std::stoull(metrics.body.substr(at + resident.size())) > 1 << 20);
+  auto value_of = [&](const std::string& name) {
+    const std::string key = "\n" + name + " ";
+    const std::size_t at = metrics.body.find(key);
+    REQUIRE_MESSAGE(at != std::string::npos, name);
+    return std::stod(metrics.body.substr(at + key.size()));
+  };
+  CHECK(value_of("process_resident_memory_bytes") > 1 << 20);
+  // Every record of the fresh store was written by a group commit.
+  CHECK(metrics.body.find("# TYPE parley_log_group_records histogram\n") !=
+        std::string::npos);
+  CHECK(value_of("parley_hub_log_sequence") >= 1);
+  CHECK(value_of("parley_log_group_records_sum") ==
+        value_of("parley_hub_log_sequence"));
+  CHECK(value_of("parley_log_group_records_bucket{le=\"+Inf\"}") ==
+        value_of("parley_log_group_records_count"));
+  CHECK(value_of("parley_log_group_records_count") >= 1);
+  CHECK(value_of("parley_log_group_write_seconds_count") ==
+        value_of("parley_log_group_records_count"));
+  CHECK(value_of("parley_log_group_write_seconds_sum") > 0);
   CHECK(http_get(admin, "/nope").status == 404);
 }
 

@@ -61,6 +61,7 @@ HubHealth Hub::health() const {
   health.closed = core_->closed;
   health.log_sequence = core_->closed ? 0 : core_->store->last_sequence();
   health.log_cache_bytes = core_->closed ? 0 : core_->store->cache_bytes();
+  if (!core_->closed) health.log_commits = core_->store->commit_stats();
   return health;
 }
 

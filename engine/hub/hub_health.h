@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "log/commit_stats.h"
+
 namespace parley::engine {
 
 struct HubHealth {
@@ -33,6 +35,8 @@ struct HubHealth {
   std::map<std::string, std::int64_t> pending_inbox;
   std::uint64_t log_sequence = 0;     // the last durable log sequence
   std::uint64_t log_cache_bytes = 0;  // LogStore::cache_bytes()
+  // LogStore::commit_stats(); for /metrics, not part of the JSON.
+  log::CommitStatsSnapshot log_commits;
   // Why the hub stopped accepting changes after a failed log write.
   std::optional<std::string> failure;
   bool closed = false;

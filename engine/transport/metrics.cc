@@ -1,5 +1,6 @@
 #include "engine/transport/metrics.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include "engine/hub/hub_health.h"
@@ -28,6 +29,27 @@ std::string label(std::string_view value) {
     }
   }
   return out;
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", seconds);
+  return text;
+}
+
+// A histogram from cumulative bucket counts, the last one unbounded.
+template <class Bounds, class Counts>
+void histogram(std::ostringstream& out, std::string_view name,
+               std::string_view help, const Bounds& bounds,
+               const Counts& cumulative, std::string_view sum) {
+  family(out, name, "histogram", help);
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    out << name << "_bucket{le=\"" << bounds[i] << "\"} " << cumulative[i]
+        << '\n';
+  }
+  out << name << "_bucket{le=\"+Inf\"} " << cumulative.back() << '\n'
+      << name << "_sum " << sum << '\n'
+      << name << "_count " << cumulative.back() << '\n';
 }
 
 }  // namespace
@@ -110,6 +132,15 @@ std::string Metrics::render(const engine::HubHealth& health) const {
   gauge("parley_hub_accepting_changes",
         "1 while the hub accepts changes, 0 after a failed write or close.",
         !health.failure && !health.closed ? 1 : 0);
+  histogram(out, "parley_log_group_records",
+            "Records per group commit of the log (one write, one sync).",
+            log::kGroupRecordBounds, health.log_commits.records_buckets,
+            std::to_string(health.log_commits.records));
+  histogram(out, "parley_log_group_write_seconds",
+            "Time a group commit of the log took to write, its sync "
+            "included.",
+            log::kGroupSecondsBounds, health.log_commits.seconds_buckets,
+            seconds_text(health.log_commits.seconds));
   const ProcessMemory memory = process_memory();
   if (memory.heap_bytes) {
     gauge("parley_heap_allocated_bytes",
