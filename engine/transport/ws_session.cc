@@ -4,21 +4,29 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <cstring>
+#include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "engine/transport/connection.h"
 #include "engine/transport/metrics.h"
+#include "engine/transport/ws_frames.h"
 
 namespace parley::transport {
 namespace {
 
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
+namespace http = beast::http;
 namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
 using tcp = net::ip::tcp;
@@ -26,6 +34,11 @@ using tcp = net::ip::tcp;
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
+// Beast performs the opening handshake (TLS first, on wss://); from then on
+// the session frames the messages itself on the stream beneath (ws_frames.h):
+// one write carries every frame queued meanwhile, one read serves every
+// frame that has arrived. The websocket::stream stays alive, unused, as the
+// owner of that stream.
 template <class NextLayer>
 class WsSession final : public Connection {
  public:
@@ -35,6 +48,7 @@ class WsSession final : public Connection {
   WsSession(ServerContext& context, std::string peer, Args&&... args)
       : Connection(context, std::move(peer)),
         ws_(std::forward<Args>(args)...),
+        reader_(context.options.max_frame_bytes),
         keepalive_(ws_.get_executor()),
         teardown_(ws_.get_executor()) {}
 
@@ -56,26 +70,42 @@ class WsSession final : public Connection {
   }
 
  private:
+  // Frames queued and written together, at most about this many bytes.
+  static constexpr std::size_t kWriteBatchBytes = 256 * 1024;
+
   std::shared_ptr<WsSession> self_ptr() {
     return std::static_pointer_cast<WsSession>(shared_from_this());
   }
   const ConnectionOptions& options() { return context().options; }
+  NextLayer& stream() { return ws_.next_layer(); }
 
   void handshake() {
+    beast::get_lowest_layer(ws_).expires_after(options().handshake_timeout);
     if constexpr (kTls) {
-      beast::get_lowest_layer(ws_).expires_after(options().handshake_timeout);
-      ws_.next_layer().async_handshake(
+      stream().async_handshake(
           ssl::stream_base::server, [self = self_ptr()](beast::error_code ec) {
             if (ec) return self->finish(ec, "TLS handshake failed");
-            self->accept();
+            self->read_upgrade();
           });
     } else {
-      accept();
+      read_upgrade();
     }
   }
 
+  // The upgrade request is read here, not by Beast, so that any byte a
+  // client sends after it stays in `handshake_buffer_` for the frame
+  // reader.
+  void read_upgrade() {
+    http::async_read(stream(), handshake_buffer_, upgrade_,
+                     [self = self_ptr()](beast::error_code ec, std::size_t) {
+                       if (ec) {
+                         return self->finish(ec, "WebSocket handshake failed");
+                       }
+                       self->accept();
+                     });
+  }
+
   void accept() {
-    // The WebSocket stream keeps its own timeouts from here on.
     beast::get_lowest_layer(ws_).expires_never();
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = options().handshake_timeout;
@@ -86,47 +116,146 @@ class WsSession final : public Connection {
         [](websocket::response_type& response) {
           response.set(beast::http::field::server, "parley");
         }));
-    ws_.read_message_max(options().max_frame_bytes);
-    ws_.control_callback(
-        [this](websocket::frame_type kind, beast::string_view) {
-          if (kind == websocket::frame_type::pong) on_pong();
-        });
-    ws_.async_accept([self = self_ptr()](beast::error_code ec) {
+    ws_.async_accept(upgrade_, [self = self_ptr()](beast::error_code ec) {
       if (ec) return self->finish(ec, "WebSocket handshake failed");
       self->accepted_ = true;
+      if (const auto early = self->handshake_buffer_.cdata(); early.size()) {
+        const auto room = self->reader_.prepare(early.size());
+        std::memcpy(room.data(), early.data(), early.size());
+        self->reader_.commit(early.size());
+      }
+      self->handshake_buffer_ = {};
+      self->upgrade_ = {};
       self->on_open();
       self->arm_keepalive(self->options().ping_interval);
-      self->read();
+      if (self->handle_frames()) self->read();
     });
   }
 
   void read() {
-    ws_.async_read(
-        buffer_, [self = self_ptr()](beast::error_code ec, std::size_t) {
+    const auto room = reader_.prepare();
+    stream().async_read_some(
+        net::buffer(room.data(), room.size()),
+        [self = self_ptr()](beast::error_code ec, std::size_t bytes) {
           if (ec) return self->finish(ec, "");
-          std::string text = beast::buffers_to_string(self->buffer_.data());
-          self->buffer_.consume(self->buffer_.size());
-          self->on_message(text);
-          self->read();
+          self->reader_.commit(bytes);
+          if (self->handle_frames()) self->read();
         });
   }
 
+  // Handles every event the bytes read so far complete, then writes what
+  // they queued; false once the connection reads no more.
+  bool handle_frames() {
+    bool reading = true;
+    while (reading) {
+      auto event = reader_.next();
+      if (!event) break;
+      switch (event->kind) {
+        case ws::Event::Kind::kMessage:
+          // After a close is sent, the peer's data is ignored (RFC 6455
+          // §5.5.1).
+          if (!closing_) on_message(event->payload);
+          break;
+        case ws::Event::Kind::kPing:
+          if (!closing_) {
+            control_.push_back(
+                ws::server_frame(ws::Opcode::kPong, event->payload));
+          }
+          break;
+        case ws::Event::Kind::kPong:
+          on_pong();
+          break;
+        case ws::Event::Kind::kClose:
+          reading = false;
+          if (closing_) {
+            finish({}, "");  // the answer to our close
+          } else {
+            // The client's close, answered with its code.
+            closing_ = true;
+            queue().close();
+            close_after_write_ = true;
+            control_.push_back(ws::server_frame(
+                ws::Opcode::kClose, event->code == ws::kCloseNoStatus
+                                        ? std::string()
+                                        : ws::close_payload(event->code, "")));
+          }
+          break;
+        case ws::Event::Kind::kViolation:
+          reading = false;
+          fail(event->code, event->reason);
+          break;
+      }
+    }
+    write_next();
+    return reading && !finished_;
+  }
+
+  // Closes with `code` after the client broke the protocol; the socket
+  // goes once the close frame is written.
+  void fail(std::uint16_t code, const std::string& reason) {
+    if (closing_) return finish({}, "");
+    closing_ = true;
+    close_reason_ = code == ws::kCloseMessageTooBig
+                        ? "a message exceeded " +
+                              std::to_string(options().max_frame_bytes) +
+                              " bytes (closed with 1009)"
+                        : "protocol error: " + reason + " (closed with " +
+                              std::to_string(code) + ")";
+    queue().close();
+    close_after_write_ = true;
+    control_.push_back(
+        ws::server_frame(ws::Opcode::kClose, ws::close_payload(code, reason)));
+  }
+
+  // Writes the control frames waiting, then as many queued frames as fit
+  // the batch, in one write; on_writer_idle() when there was nothing.
   void write_next() {
-    if (closing_ || writing_) return;
-    auto next = queue().pop();
-    if (!next) {
-      on_writer_idle();
+    if (writing_ || finished_) return;
+    batch_.clear();
+    std::size_t bytes = 0;
+    for (std::string& frame : control_) {
+      bytes += frame.size();
+      batch_.push_back({std::move(frame), false});
+    }
+    control_.clear();
+    bool queue_empty = false;
+    while (!closing_ && bytes < kWriteBatchBytes) {
+      auto next = queue().pop();
+      if (!next) {
+        queue_empty = true;
+        break;
+      }
+      bytes += next->size();
+      batch_.push_back({std::move(*next), true});
+    }
+    if (batch_.empty()) {
+      if (queue_empty) on_writer_idle();
       return;
     }
+    headers_.resize(batch_.size() * ws::kMaxServerHeader);
+    buffers_.clear();
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+      const auto& [frame, needs_header] = batch_[i];
+      if (needs_header) {
+        const std::span<char, ws::kMaxServerHeader> header(
+            headers_.data() + i * ws::kMaxServerHeader, ws::kMaxServerHeader);
+        buffers_.emplace_back(
+            header.data(),
+            ws::server_header(ws::Opcode::kText, frame.size(), header));
+      }
+      buffers_.emplace_back(frame.data(), frame.size());
+    }
     writing_ = true;
-    frame_ = std::move(*next);
-    ws_.text(true);
-    ws_.async_write(net::buffer(frame_),
-                    [self = self_ptr()](beast::error_code ec, std::size_t) {
-                      self->writing_ = false;
-                      if (ec) return self->finish(ec, "");
-                      self->write_next();
-                    });
+    net::async_write(stream(), buffers_,
+                     [self = self_ptr()](beast::error_code ec, std::size_t) {
+                       self->writing_ = false;
+                       self->batch_.clear();
+                       if (ec) return self->finish(ec, "");
+                       if (self->close_after_write_ && self->control_.empty()) {
+                         return self->finish({}, "");
+                       }
+                       self->write_next();
+                     });
   }
 
   // Keepalive: a ping `ping_interval` after the last pong; no pong within
@@ -151,12 +280,8 @@ class WsSession final : public Connection {
       return;
     }
     awaiting_pong_ = true;
-    if (!pinging_) {
-      pinging_ = true;
-      ws_.async_ping({}, [self = self_ptr()](beast::error_code) {
-        self->pinging_ = false;
-      });
-    }
+    control_.push_back(ws::server_frame(ws::Opcode::kPing, ""));
+    write_next();
     arm_keepalive(options().ping_timeout);
   }
 
@@ -166,6 +291,9 @@ class WsSession final : public Connection {
     arm_keepalive(options().ping_interval);
   }
 
+  // Our close: the close frame goes after the write in flight; reading
+  // goes on until the client answers it, or the socket is torn down after
+  // the handshake timeout.
   void do_close(std::uint16_t code, std::string reason) {
     if (closing_ || finished_) return;
     closing_ = true;
@@ -173,19 +301,19 @@ class WsSession final : public Connection {
     queue().close();
     ++keepalive_generation_;
     keepalive_.cancel();
-    // A peer that does not answer the close (or does not read at all) has
-    // its socket torn down.
+    if (!accepted_) return finish({}, "");
     teardown_.expires_after(options().handshake_timeout);
     teardown_.async_wait([self = self_ptr()](beast::error_code ec) {
       if (ec) return;
       beast::get_lowest_layer(self->ws_).close();
     });
-    if (reason.size() > 123) reason.resize(123);
-    ws_.async_close(websocket::close_reason(
-                        static_cast<websocket::close_code>(code), reason),
-                    [self = self_ptr()](beast::error_code) {});
+    control_.push_back(
+        ws::server_frame(ws::Opcode::kClose, ws::close_payload(code, reason)));
+    write_next();
   }
 
+  // The end of the session, once: `ec` is what failed (none for a clean
+  // close), `during` what was being done.
   void finish(beast::error_code ec, std::string_view during) {
     if (finished_) return;
     finished_ = true;
@@ -198,11 +326,8 @@ class WsSession final : public Connection {
     std::string why;
     if (!close_reason_.empty()) {
       why = close_reason_;
-    } else if (ec == websocket::error::message_too_big) {
-      why = "a message exceeded " + std::to_string(options().max_frame_bytes) +
-            " bytes (closed with 1009)";
-    } else if (ec == websocket::error::closed) {
-      why = "";  // the client closed it
+    } else if (!ec) {
+      why = "";  // a close handshake
     } else if (!during.empty()) {
       why = std::string(during) + ": " + ec.message();
     } else if (ec != net::error::operation_aborted && ec != net::error::eof) {
@@ -212,16 +337,22 @@ class WsSession final : public Connection {
   }
 
   websocket::stream<NextLayer> ws_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer handshake_buffer_;
+  http::request<http::empty_body> upgrade_;
+  ws::FrameReader reader_;
   net::steady_timer keepalive_;
   net::steady_timer teardown_;
-  std::string frame_;  // the frame being written
+  std::vector<std::string> control_;  // whole frames, before queued ones
+  // The write in flight: frames, and whether each still needs a header.
+  std::vector<std::pair<std::string, bool>> batch_;
+  std::vector<char> headers_;
+  std::vector<net::const_buffer> buffers_;
   std::string close_reason_;
   std::uint64_t keepalive_generation_ = 0;
   bool writing_ = false;
   bool awaiting_pong_ = false;
-  bool pinging_ = false;
   bool closing_ = false;
+  bool close_after_write_ = false;  // the socket goes once control_ is out
   bool finished_ = false;
   bool accepted_ = false;  // the WebSocket handshake succeeded
 };

@@ -1,8 +1,9 @@
-// A WebSocket session over Beast, plain (ws://) or TLS (wss://): the socket
-// side of a Connection. Handshakes (TLS, then WebSocket), reads one message
-// at a time and hands it to the Connection (text or binary alike, as AG2
-// decodes binary messages as UTF-8), writes the send queue, keeps the
-// connection alive with WebSocket pings, and closes.
+// A WebSocket session, plain (ws://) or TLS (wss://): the socket side of a
+// Connection. Handshakes with Beast (TLS, then WebSocket), then frames the
+// messages itself (ws_frames.h): hands each message to the Connection (text
+// or binary alike, as AG2 decodes binary messages as UTF-8), writes the
+// send queue several frames per write, answers pings, keeps the connection
+// alive with pings of its own, and closes.
 //
 // Everything runs on the socket's strand (accept it with a strand
 // executor).

@@ -15,6 +15,9 @@
 //   skill       SKILL.md texts: registered ones, rendered fallbacks, and
 //               the parser's quirks
 //   frames      every frame the clients sent in the wire session
+//   ws_frames   those frames as a client writes them on the socket (masked;
+//               whole, fragmented, between pings and before a close), read
+//               in reads of 1, 7 and 256 bytes
 // Exit 0, or 1 naming what failed.
 #include <algorithm>
 #include <filesystem>
@@ -35,6 +38,7 @@
 #include "tests/fuzz/ag2_skeleton.h"
 #include "tests/fuzz/keep_open_store.h"
 #include "tests/fuzz/record_stream.h"
+#include "tests/ws_client_frame.h"
 #include "tools/script_runner.h"
 
 namespace {
@@ -239,13 +243,31 @@ void skill_seeds(Corpus& corpus) {
 }
 
 void frame_seeds(Corpus& corpus) {
+  using parley::testing::client_frame;
+  using parley::transport::ws::Opcode;
   int n = 0;
+  std::string whole;
+  std::string fragmented;
   for (const std::string& line :
        lines_of(read_file(kSource / "tests/golden/ag2-wire-trace.jsonl"))) {
     const json entry = json::parse(line);
     if (entry["dir"] != "c->h") continue;
-    corpus.add("frames", "wire-" + std::to_string(++n),
-               engine::dump_python(entry["frame"]));
+    const std::string frame = engine::dump_python(entry["frame"]);
+    corpus.add("frames", "wire-" + std::to_string(++n), frame);
+    whole += client_frame(Opcode::kText, frame);
+    const std::size_t half = frame.size() / 2;
+    fragmented += client_frame(Opcode::kText, frame.substr(0, half), false) +
+                  client_frame(Opcode::kPing, "p") +
+                  client_frame(Opcode::kContinuation, frame.substr(half));
+  }
+  const std::string close =
+      client_frame(Opcode::kClose, std::string("\x03\xe8", 2) + "bye");
+  for (const int read_size : {1, 7, 256}) {
+    const std::string prefix(1, static_cast<char>(read_size - 1));
+    const std::string tag = "-reads-of-" + std::to_string(read_size);
+    corpus.add("ws_frames", "wire" + tag, prefix + whole + close);
+    corpus.add("ws_frames", "wire-fragmented" + tag,
+               prefix + fragmented + close);
   }
 }
 
