@@ -1,14 +1,19 @@
 // Bad input over a real socket: each gets AG2's reaction (skipped, or an
 // error frame protocol_error for a wrongly typed field), the connection
-// stays open unless the frame is too large, every other connection keeps
-// being served, and nothing is written to the log.
+// stays open unless the message is too large or breaks the WebSocket
+// protocol, every other connection keeps being served, and nothing is
+// written to the log.
 #include <doctest/doctest.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <cstdint>
 #include <thread>
 
 #include "engine/hub/hub.h"
 #include "log/log_store.h"
 #include "tests/serve_fixture.h"
+#include "tests/ws_client_frame.h"
 
 namespace parley {
 namespace {
@@ -167,6 +172,142 @@ TEST_CASE(
   CHECK(client->close_code() == 1009);
   CHECK(log_length(serve) == before);
   CHECK(other->call("get_agent", {{"name_or_id", alice}})["name"] == "alice");
+}
+
+// A client by hand on a raw socket: the opening handshake, with the
+// client's first frames in the same write.
+class RawClient {
+ public:
+  RawClient(std::uint16_t port, std::string_view first_frames) {
+    socket_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    write(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n" +
+        std::string(first_frames));
+  }
+
+  void write(std::string_view bytes) {
+    boost::asio::write(socket_, boost::asio::buffer(bytes));
+  }
+
+  // The whole frames after the handshake's response, (first byte,
+  // payload), once at least `count` have come or the server closed.
+  std::vector<std::pair<unsigned char, std::string>> frames(
+      std::size_t count = SIZE_MAX) {
+    while (!closed_ && parsed().size() < count) {
+      char buffer[4096];
+      boost::system::error_code ec;
+      const std::size_t n = socket_.read_some(boost::asio::buffer(buffer), ec);
+      received_.append(buffer, n);
+      closed_ = static_cast<bool>(ec);
+    }
+    return parsed();
+  }
+
+ private:
+  std::vector<std::pair<unsigned char, std::string>> parsed() const {
+    std::vector<std::pair<unsigned char, std::string>> out;
+    std::size_t at = received_.find("\r\n\r\n");
+    if (at == std::string::npos) return out;
+    for (at += 4; at + 2 <= received_.size();) {
+      std::size_t length = static_cast<unsigned char>(received_[at + 1]);
+      std::size_t header = 2;
+      if (length == 126) {
+        if (at + 4 > received_.size()) break;
+        length = static_cast<unsigned char>(received_[at + 2]) << 8 |
+                 static_cast<unsigned char>(received_[at + 3]);
+        header = 4;
+      }
+      REQUIRE(length < (1 << 16));
+      if (at + header + length > received_.size()) break;
+      out.emplace_back(static_cast<unsigned char>(received_[at]),
+                       received_.substr(at + header, length));
+      at += header + length;
+    }
+    return out;
+  }
+
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::socket socket_{io_};
+  std::string received_;
+  bool closed_ = false;
+};
+
+std::uint16_t close_code_of(const std::string& payload) {
+  REQUIRE(payload.size() >= 2);
+  return static_cast<std::uint16_t>(static_cast<unsigned char>(payload[0])
+                                        << 8 |
+                                    static_cast<unsigned char>(payload[1]));
+}
+
+TEST_CASE(
+    "a frame breaking the WebSocket protocol closes that connection with "
+    "1002, text that is not UTF-8 with 1007; the others are served") {
+  using transport::ws::Opcode;
+  ServeFixture serve;
+  auto other = serve.connect();
+  const std::string alice = other->register_agent("alice");
+  const auto before = log_length(serve);
+  const std::string request =
+      R"({"request_id": "r1", "op": "find_agent_id", "params": {"name": "x"}, "kind": "request"})";
+  struct Case {
+    const char* what;
+    std::string bytes;
+    std::uint16_t code;
+  };
+  for (const Case& c : {
+           Case{"unmasked",
+                testing::client_frame(Opcode::kText, request, true, false),
+                1002},
+           Case{"reserved bits",
+                testing::client_frame(Opcode::kText, request, true, true, 0x40),
+                1002},
+           Case{"continuation outside a message",
+                testing::client_frame(Opcode::kContinuation, request), 1002},
+           Case{"text not UTF-8",
+                testing::client_frame(Opcode::kText, "{\"kind\": \"\xff\"}"),
+                1007},
+       }) {
+    CAPTURE(c.what);
+    RawClient client(serve.port(), c.bytes);
+    const auto frames = client.frames();  // until the server closes
+    REQUIRE(frames.size() == 1);
+    CHECK(frames[0].first == 0x88);  // a close frame, FIN
+    CHECK(close_code_of(frames[0].second) == c.code);
+  }
+  CHECK(log_length(serve) == before);
+  CHECK(other->call("get_agent", {{"name_or_id", alice}})["name"] == "alice");
+}
+
+TEST_CASE(
+    "frames sent with the opening handshake, fragmented and between pings, "
+    "are read; a client's close is answered with its code") {
+  using testing::client_frame;
+  using transport::ws::Opcode;
+  ServeFixture serve;
+  const std::string request =
+      R"({"request_id": "r1", "op": "find_agent_id", "params": {"name": "x"}, "kind": "request"})";
+  RawClient client(serve.port(),
+                   client_frame(Opcode::kText, request.substr(0, 30),
+                                /*fin=*/false) +
+                       client_frame(Opcode::kPing, "p") +
+                       client_frame(Opcode::kContinuation, request.substr(30)));
+  auto frames = client.frames(2);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].first == 0x8A);  // the pong, FIN
+  CHECK(frames[0].second == "p");
+  CHECK(frames[1].first == 0x81);  // the response, a FIN text frame
+  const json response = json::parse(frames[1].second);
+  CHECK(response["request_id"] == "r1");
+  CHECK(response["ok"] == true);
+  client.write(
+      client_frame(Opcode::kClose, std::string("\x03\xe8", 2) + "bye"));
+  frames = client.frames();  // until the server closes
+  REQUIRE(frames.size() == 3);
+  CHECK(frames[2].first == 0x88);
+  CHECK(frames[2].second == std::string("\x03\xe8", 2));
 }
 
 TEST_CASE(

@@ -171,13 +171,10 @@ class WsSession final : public Connection {
             finish({}, "");  // the answer to our close
           } else {
             // The client's close, answered with its code.
-            closing_ = true;
-            queue().close();
-            close_after_write_ = true;
-            control_.push_back(ws::server_frame(
-                ws::Opcode::kClose, event->code == ws::kCloseNoStatus
-                                        ? std::string()
-                                        : ws::close_payload(event->code, "")));
+            send_close(event->code == ws::kCloseNoStatus
+                           ? std::string()
+                           : ws::close_payload(event->code, ""),
+                       /*then_drop=*/true);
           }
           break;
         case ws::Event::Kind::kViolation:
@@ -194,17 +191,32 @@ class WsSession final : public Connection {
   // goes once the close frame is written.
   void fail(std::uint16_t code, const std::string& reason) {
     if (closing_) return finish({}, "");
-    closing_ = true;
     close_reason_ = code == ws::kCloseMessageTooBig
                         ? "a message exceeded " +
                               std::to_string(options().max_frame_bytes) +
                               " bytes (closed with 1009)"
                         : "protocol error: " + reason + " (closed with " +
                               std::to_string(code) + ")";
+    send_close(ws::close_payload(code, reason), /*then_drop=*/true);
+  }
+
+  // Queues the close frame carrying `payload` as the last frame: nothing
+  // queued is written any more. With `then_drop` the socket goes once it
+  // is written; else reading goes on for the client's answer. Either way a
+  // client that does not read or answer has its socket torn down after
+  // the handshake timeout.
+  void send_close(std::string payload, bool then_drop) {
+    closing_ = true;
+    close_after_write_ = then_drop;
     queue().close();
-    close_after_write_ = true;
-    control_.push_back(
-        ws::server_frame(ws::Opcode::kClose, ws::close_payload(code, reason)));
+    ++keepalive_generation_;
+    keepalive_.cancel();
+    teardown_.expires_after(options().handshake_timeout);
+    teardown_.async_wait([self = self_ptr()](beast::error_code ec) {
+      if (ec) return;
+      beast::get_lowest_layer(self->ws_).close();
+    });
+    control_.push_back(ws::server_frame(ws::Opcode::kClose, payload));
   }
 
   // Writes the control frames waiting, then as many queued frames as fit
@@ -291,24 +303,13 @@ class WsSession final : public Connection {
     arm_keepalive(options().ping_interval);
   }
 
-  // Our close: the close frame goes after the write in flight; reading
-  // goes on until the client answers it, or the socket is torn down after
-  // the handshake timeout.
+  // Our close: the close frame goes after the write in flight, and reading
+  // goes on until the client answers it.
   void do_close(std::uint16_t code, std::string reason) {
     if (closing_ || finished_) return;
-    closing_ = true;
     close_reason_ = reason;
-    queue().close();
-    ++keepalive_generation_;
-    keepalive_.cancel();
     if (!accepted_) return finish({}, "");
-    teardown_.expires_after(options().handshake_timeout);
-    teardown_.async_wait([self = self_ptr()](beast::error_code ec) {
-      if (ec) return;
-      beast::get_lowest_layer(self->ws_).close();
-    });
-    control_.push_back(
-        ws::server_frame(ws::Opcode::kClose, ws::close_payload(code, reason)));
+    send_close(ws::close_payload(code, reason), /*then_drop=*/false);
     write_next();
   }
 
