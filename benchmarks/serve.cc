@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "benchmarks/bench_support.h"
+#include "engine/transport/ws_frames.h"
 
 namespace parley::bench {
 namespace {
@@ -224,13 +225,7 @@ class Client : public std::enable_shared_from_this<Client> {
   }
 
  private:
-  enum Opcode : std::uint8_t {
-    kContinuation = 0x0,
-    kText = 0x1,
-    kClose = 0x8,
-    kPing = 0x9,
-    kPong = 0xA,
-  };
+  using Opcode = transport::ws::Opcode;
 
   void read() {
     if (in_.size() - in_used_ < 4096) in_.resize(in_.size() * 2);
@@ -271,25 +266,25 @@ class Client : public std::enable_shared_from_this<Client> {
                                      static_cast<std::size_t>(length));
       at += header + static_cast<std::size_t>(length);
       const bool fin = first & 0x80;
-      switch (first & 0x0f) {
-        case kText:
+      switch (static_cast<Opcode>(first & 0x0f)) {
+        case Opcode::kText:
           if (fin) {
             on_frame(payload);
           } else {
             message_.assign(payload);
           }
           break;
-        case kContinuation:
+        case Opcode::kContinuation:
           message_.append(payload);
           if (fin) on_frame(message_);
           break;
-        case kPing:
-          queue_frame(kPong, payload);
+        case Opcode::kPing:
+          queue_frame(Opcode::kPong, payload);
           break;
-        case kClose:
+        case Opcode::kClose:
           open = false;
           break;
-        default:  // kPong
+        default:  // pongs, and binary messages the hub never sends
           break;
       }
     }
@@ -341,12 +336,12 @@ class Client : public std::enable_shared_from_this<Client> {
     }
   }
 
-  void send(std::string_view text) { queue_frame(kText, text); }
+  void send(std::string_view text) { queue_frame(Opcode::kText, text); }
 
   // Appends a whole (FIN) frame, masked, to what the next write carries.
   void queue_frame(Opcode opcode, std::string_view payload) {
     const std::size_t length = payload.size();
-    out_.push_back(static_cast<char>(0x80 | opcode));
+    out_.push_back(static_cast<char>(0x80 | static_cast<std::uint8_t>(opcode)));
     if (length < 126) {
       out_.push_back(static_cast<char>(0x80 | length));
     } else if (length <= 0xffff) {
@@ -368,16 +363,7 @@ class Client : public std::enable_shared_from_this<Client> {
     out_.append(key_bytes, 4);
     const std::size_t begin = out_.size();
     out_.append(payload);
-    char* masked = out_.data() + begin;
-    const std::uint64_t key_word = std::uint64_t{key} << 32 | key;
-    std::size_t k = 0;
-    for (; k + 8 <= length; k += 8) {
-      std::uint64_t word;
-      std::memcpy(&word, masked + k, 8);
-      word ^= key_word;
-      std::memcpy(masked + k, &word, 8);
-    }
-    for (; k < length; ++k) masked[k] ^= key_bytes[k & 3];
+    transport::ws::apply_mask({out_.data() + begin, length}, key_bytes);
   }
 
   // Writes what is queued unless a write is in flight (its completion

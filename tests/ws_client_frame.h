@@ -33,9 +33,10 @@ inline std::string client_frame(transport::ws::Opcode opcode,
   }
   const char key[4] = {'\x12', '\x34', '\x56', '\x78'};
   if (masked) frame.append(key, 4);
-  for (std::size_t i = 0; i < payload.size(); ++i) {
-    frame.push_back(masked ? static_cast<char>(payload[i] ^ key[i & 3])
-                           : payload[i]);
+  const std::size_t begin = frame.size();
+  frame.append(payload);
+  if (masked) {
+    transport::ws::apply_mask({frame.data() + begin, payload.size()}, key);
   }
   return frame;
 }

@@ -26,22 +26,22 @@ bool valid_utf8(std::string_view text) {
   return simdjson::validate_utf8(text.data(), text.size());
 }
 
-// XORs `payload` with the 4-byte `key`, 8 bytes at a time.
-void unmask(char* payload, std::size_t size, const unsigned char key[4]) {
+}  // namespace
+
+void apply_mask(std::span<char> payload, std::span<const char, 4> key) {
+  // 8 bytes at a time: the key twice over, in the payload's byte order.
   std::uint32_t key32;
-  std::memcpy(&key32, key, 4);
+  std::memcpy(&key32, key.data(), 4);
   const std::uint64_t key64 = std::uint64_t{key32} << 32 | key32;
   std::size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
+  for (; i + 8 <= payload.size(); i += 8) {
     std::uint64_t word;
-    std::memcpy(&word, payload + i, 8);
+    std::memcpy(&word, payload.data() + i, 8);
     word ^= key64;
-    std::memcpy(payload + i, &word, 8);
+    std::memcpy(payload.data() + i, &word, 8);
   }
-  for (; i < size; ++i) payload[i] ^= static_cast<char>(key[i & 3]);
+  for (; i < payload.size(); ++i) payload[i] ^= key[i & 3];
 }
-
-}  // namespace
 
 std::size_t server_header(Opcode opcode, std::uint64_t payload_size,
                           std::span<char, kMaxServerHeader> out) {
@@ -159,9 +159,7 @@ std::optional<Event> FrameReader::next() {
     }
     char* payload_at = buffer_.data() + begin_ + header;
     const auto size = static_cast<std::size_t>(length);
-    unsigned char key[4];
-    std::memcpy(key, buffer_.data() + begin_ + header - 4, 4);
-    unmask(payload_at, size, key);
+    apply_mask({payload_at, size}, std::span<const char, 4>(payload_at - 4, 4));
     const std::string_view payload(payload_at, size);
     begin_ += header + size;
 

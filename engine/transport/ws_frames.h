@@ -51,6 +51,10 @@ std::string server_frame(Opcode opcode, std::string_view payload);
 // bytes that fit (at a UTF-8 character boundary).
 std::string close_payload(std::uint16_t code, std::string_view reason);
 
+// Masks `payload` in place with the 4-byte masking `key` as it appears on
+// the wire, or unmasks it: the same XOR (RFC 6455 §5.3).
+void apply_mask(std::span<char> payload, std::span<const char, 4> key);
+
 // One thing the client sent.
 struct Event {
   enum class Kind {
