@@ -30,7 +30,6 @@ enum class Opcode : std::uint8_t {
 };
 
 // Close codes of RFC 6455 §7.4.1 the reader names.
-inline constexpr std::uint16_t kCloseNormal = 1000;
 inline constexpr std::uint16_t kCloseProtocolError = 1002;
 inline constexpr std::uint16_t kCloseNoStatus = 1005;  // never sent
 inline constexpr std::uint16_t kCloseInvalidData = 1007;
