@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/base/input_limits.h"
 #include "engine/transport/ws_frames.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -29,30 +30,6 @@ struct Seen {
   std::string reason;
   bool operator==(const Seen&) const = default;
 };
-
-bool utf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    std::size_t length = byte < 0x80   ? 1
-                         : byte < 0xC2 ? 0
-                         : byte < 0xE0 ? 2
-                         : byte < 0xF0 ? 3
-                         : byte < 0xF5 ? 4
-                                       : 0;
-    if (length == 0 || i + length > text.size()) return false;
-    std::uint32_t cp = length == 1 ? byte : byte & (0x7F >> length);
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      cp = cp << 6 | (next & 0x3F);
-    }
-    const std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < least[length] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    i += length;
-  }
-  return true;
-}
 
 std::vector<Seen> read_all(std::string_view bytes, std::size_t read_size) {
   ws::FrameReader reader(kLimit);
@@ -79,7 +56,8 @@ std::vector<Seen> read_all(std::string_view bytes, std::size_t read_size) {
                           event->code != 1004 && event->code != 1005 &&
                           event->code != 1006 && event->code != 1015),
                      "a close code a peer may not send");
-          FUZZ_CHECK(utf8(event->reason), "a close reason not UTF-8");
+          FUZZ_CHECK(parley::engine::is_valid_utf8(event->reason),
+                     "a close reason not UTF-8");
           break;
         case ws::Event::Kind::kViolation:
           FUZZ_CHECK(event->code == ws::kCloseProtocolError ||
