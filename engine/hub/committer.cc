@@ -18,6 +18,11 @@ namespace {
 // A drain flushes the log at least this often, so that a steady stream of
 // changes cannot hold back the group commit of those it has staged.
 constexpr std::size_t kMaxChangesPerFlush = 256;
+// An asynchronous drain asks the log thread to write at least this often,
+// so that it writes while the next changes are staged (what is staged
+// meanwhile joins the next group), and a burst of changes does not move
+// through staging and writing as one batch.
+constexpr std::size_t kChangesPerWrite = 32;
 
 }  // namespace
 
@@ -137,6 +142,13 @@ void Committer::drain(Flush flush) {
   for (;;) {
     std::size_t taken = 0;
     bool sequenced = false;
+    std::size_t unwritten = 0;  // sequenced since the log thread was asked
+    auto ask_log_thread = [&] {
+      if (flush == Flush::kLogThread && unwritten > 0) {
+        log_thread_->request_flush();
+        unwritten = 0;
+      }
+    };
     while (taken < kMaxChangesPerFlush && !queue_.empty() &&
            !combining_.exchange(true)) {
       {
@@ -144,20 +156,21 @@ void Committer::drain(Flush flush) {
         Request* request = queue_.take_all();
         while (request != nullptr) {
           Request* next = request->queue_next;  // finish() may end it
-          sequenced |= sequence(*request);
+          if (sequence(*request)) {
+            sequenced = true;
+            ++unwritten;
+          }
           request = next;
           ++taken;
+          if (unwritten == kChangesPerWrite) ask_log_thread();
         }
       }
       combining_ = false;
+      ask_log_thread();
     }
-    if (sequenced) {
-      if (flush == Flush::kHere) {
-        // Each change is told its own outcome; the flush only has to happen.
-        (void)store_.flush();
-      } else {
-        log_thread_->request_flush();
-      }
+    if (sequenced && flush == Flush::kHere) {
+      // Each change is told its own outcome; the flush only has to happen.
+      (void)store_.flush();
     }
     if (taken < kMaxChangesPerFlush) return;
   }
