@@ -220,7 +220,24 @@ void RocksDbLogStore::stop_for_no_space(const rocksdb::Status& status) {
 
 rocksdb::Status RocksDbLogStore::write_group(
     const std::vector<Member>& members) {
-  rocksdb::WriteBatch batch;
+  // Sized once: each Put adds its key and value and at most 16 bytes of
+  // tag, column family and lengths (a group is up to a few MiB, so growing
+  // it by doubling would copy it again and fault in fresh pages).
+  constexpr std::size_t kPutOverhead = 16;
+  constexpr std::size_t kSequenceBytes = 8;
+  std::size_t bytes = 12;  // WriteBatch's header: sequence and count
+  for (const Member& member : members) {
+    for (const AppendEntry& entry : member.batch) {
+      bytes += kPutOverhead + kSequenceBytes + entry.record.size();
+      if (!entry.channel.empty()) {
+        bytes += kPutOverhead + entry.channel.size() + 1 + 2 * kSequenceBytes;
+      }
+      if (!entry.idempotency_key.empty()) {
+        bytes += kPutOverhead + entry.idempotency_key.size() + kSequenceBytes;
+      }
+    }
+  }
+  rocksdb::WriteBatch batch(bytes);
   for (const Member& member : members) {
     for (std::size_t i = 0; i < member.batch.size(); ++i) {
       const AppendEntry& entry = member.batch[i];
