@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
@@ -15,6 +17,20 @@ namespace parley::engine {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
+
+// Whether any of the 8 bytes in `word` may need escaping: a control
+// character (< 0x20), DEL or non-ASCII (>= 0x7f), '"' or '\\'. Never false
+// when one does; may be true when none does (a carry out of a 0xff byte),
+// and the caller then looks byte by byte.
+bool may_need_escape(std::uint64_t word) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101;
+  constexpr std::uint64_t kHigh = 0x8080808080808080;
+  auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  const std::uint64_t control = (word - kOnes * 0x20) & ~word & kHigh;
+  const std::uint64_t high = (word + kOnes) | word;
+  return ((control | high) & kHigh) != 0 || has_zero(word ^ (kOnes * '"')) ||
+         has_zero(word ^ (kOnes * '\\'));
+}
 
 void append_escape(char32_t unit, std::string& out) {
   out += "\\u";
@@ -160,8 +176,15 @@ void append_python_string(std::string_view text, std::string& out) {
   out += '"';
   std::size_t i = 0;
   while (i < text.size()) {
-    // Printable ASCII other than " and \ is copied as a run.
+    // Printable ASCII other than " and \ is copied as a run, found 8 bytes
+    // at a time while it lasts.
     std::size_t run = i;
+    while (run + 8 <= text.size()) {
+      std::uint64_t word;
+      std::memcpy(&word, text.data() + run, sizeof word);
+      if (may_need_escape(word)) break;
+      run += 8;
+    }
     while (run < text.size()) {
       const auto byte = static_cast<unsigned char>(text[run]);
       if (byte < 0x20 || byte >= 0x7f || byte == '"' || byte == '\\') break;
