@@ -79,13 +79,13 @@ std::vector<std::string> BindingTable::agents_of(
 
 void BindingTable::deliver(const std::string& recipient_id,
                            const engine::Envelope& envelope) {
-  std::string frame = encode_notify(envelope, recipient_id);
   std::shared_ptr<Connection> connection;  // released after the lock
   std::shared_lock lock(mutex_);
   auto it = by_agent_.find(recipient_id);
   if (it == by_agent_.end()) return;
   connection = it->second.weak.lock();
-  if (connection && connection->send(std::move(frame))) {
+  // Encoded only for a recipient that is connected.
+  if (connection && connection->send(encode_notify(envelope, recipient_id))) {
     metrics_.notify_sent();
   }
 }
