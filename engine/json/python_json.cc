@@ -18,11 +18,11 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// Whether any of the 8 bytes in `word` may need escaping: a control
-// character (< 0x20), DEL or non-ASCII (>= 0x7f), '"' or '\\'. Never false
-// when one does; may be true when none does (a carry out of a 0xff byte),
-// and the caller then looks byte by byte.
-bool may_need_escape(std::uint64_t word) {
+// Whether any of the 8 bytes in `word` needs escaping: a control character
+// (< 0x20), DEL or non-ASCII (>= 0x7f), '"' or '\\'. Exact: a borrow or
+// carry between bytes starts only at a byte that needs escaping itself (one
+// < 0x20, or 0xff).
+bool word_needs_escape(std::uint64_t word) {
   constexpr std::uint64_t kOnes = 0x0101010101010101;
   constexpr std::uint64_t kHigh = 0x8080808080808080;
   auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
@@ -182,7 +182,7 @@ void append_python_string(std::string_view text, std::string& out) {
     while (run + 8 <= text.size()) {
       std::uint64_t word;
       std::memcpy(&word, text.data() + run, sizeof word);
-      if (may_need_escape(word)) break;
+      if (word_needs_escape(word)) break;
       run += 8;
     }
     while (run < text.size()) {
