@@ -1,4 +1,5 @@
-// The PostgreSQL LogStore's write side: sequencing, the group commit (one
+// The PostgreSQL LogStore's write side: the checks before an append is
+// sequenced, the write of each group (log/group_commit.h leads it: one
 // transaction per group, sent as one pipeline) and close.
 #include <array>
 #include <chrono>
@@ -42,8 +43,20 @@ PostgresLogStore::PostgresLogStore(std::string conninfo, std::string where,
       epoch_(epoch),
       pool_(conninfo, read_only),
       writer_(std::move(writer)),
-      sequencer_(last_sequence),
-      last_sequence_(last_sequence),
+      group_commit_(
+          last_sequence,
+          {.last_channel_sequence =
+               [this](std::string_view channel) {
+                 return durable_last_channel_sequence(channel);
+               },
+           .key_exists = [this](std::string_view key) -> Result<bool> {
+             auto sequence = durable_find_key(key);
+             if (!sequence) return std::unexpected(sequence.error());
+             return sequence->has_value();
+           }},
+          [this](const std::vector<GroupCommit::Member>& members) {
+            return write(members);
+          }),
       on_writer_lost_(options.on_writer_lost) {
   if (!read_only_) {
     keeper_ = std::make_unique<LeaseKeeper>(
@@ -53,153 +66,57 @@ PostgresLogStore::PostgresLogStore(std::string conninfo, std::string where,
 }
 
 void PostgresLogStore::lose_writer(Error why) {
-  {
-    MutexLock lock(mutex_);
-    if (!failed_) failed_ = why;
-  }
+  group_commit_.fail(why);
   if (on_writer_lost_) on_writer_lost_(why);
 }
 
 Result<std::vector<Position>> PostgresLogStore::append(
     std::span<AppendEntry> batch, const SequencedCallback& on_sequenced) {
-  auto sequenced = sequence(batch, {});
-  if (!sequenced) return std::unexpected(sequenced.error());
-  auto& [positions, group] = *sequenced;
-  if (on_sequenced) on_sequenced(positions);
-  if (!group) return std::move(positions);  // an empty batch
-  if (auto written = finish(group); !written) {
-    return std::unexpected(written.error());
+  if (auto admitted = admit(batch); !admitted) {
+    return std::unexpected(admitted.error());
   }
-  return std::move(positions);
+  return group_commit_.append(batch, on_sequenced);
 }
 
 Result<std::vector<Position>> PostgresLogStore::append_deferred(
     std::span<AppendEntry> batch, DurableCallback on_durable) {
-  auto sequenced = sequence(batch, std::move(on_durable));
-  if (!sequenced) return std::unexpected(sequenced.error());
-  auto& [positions, group] = *sequenced;
-  if (!group) on_durable({});  // an empty batch: sequence() left it to us
-  return std::move(positions);
+  if (auto admitted = admit(batch); !admitted) {
+    return std::unexpected(admitted.error());
+  }
+  return group_commit_.append_deferred(batch, std::move(on_durable));
 }
 
-Result<std::pair<std::vector<Position>, PostgresLogStore::GroupPtr>>
-PostgresLogStore::sequence(std::span<AppendEntry> batch,
-                           DurableCallback&& on_durable) {
+Result<void> PostgresLogStore::admit(std::span<AppendEntry> batch) const {
   if (read_only_) {
-    if (closed_) return closed_error();
+    if (group_commit_.closed()) return closed_error();
     return std::unexpected(Error{
         ErrorCode::kReadOnly,
         "the store " + where_ + " is open read-only; nothing was written"});
   }
-  if (auto checked = Sequencer::check_entries(batch); !checked) {
-    return std::unexpected(checked.error());
-  }
-  MutexLock lock(mutex_);
-  if (closed_) return closed_error();
-  if (failed_) return std::unexpected(*failed_);
-  auto positions = sequencer_.assign(batch, lookups_);
-  if (!positions) return std::unexpected(positions.error());
-  if (batch.empty()) return std::pair{std::move(*positions), GroupPtr()};
-  if (!open_group_) open_group_ = std::make_shared<Group>();
-  open_group_->members.push_back({batch, *positions, std::move(on_durable)});
-  return std::pair{std::move(*positions), open_group_};
+  return Sequencer::check_entries(batch);
 }
 
-Result<void> PostgresLogStore::flush() {
-  GroupPtr group;
-  {
-    MutexLock lock(mutex_);
-    group = open_group_ ? open_group_ : writing_group_;
-    if (!group) {
-      if (failed_) return std::unexpected(*failed_);
-      return {};
-    }
-  }
-  return finish(group);
+Result<void> PostgresLogStore::flush() { return group_commit_.flush(); }
+
+// Every failure of this store lasts until it is reopened (write() reports
+// none as resumable), so there is never anything to reopen here.
+Result<void> PostgresLogStore::resume() { return group_commit_.resume({}); }
+
+GroupCommit::WriteResult PostgresLogStore::write(
+    const std::vector<GroupCommit::Member>& members) {
+  Result<void> written = write_group(members);
+  if (written) return {};
+  return std::unexpected(GroupCommit::WriteFailure{
+      .told = written.error(),
+      .refusal = Error{ErrorCode::kFailed,
+                       "log store failed: an earlier transaction failed (" +
+                           written.error().message +
+                           "); refusing appends until the store is reopened"},
+      .resumable = false});
 }
 
-Result<void> PostgresLogStore::resume() {
-  MutexLock lock(mutex_);
-  if (closed_) return closed_error();
-  if (failed_) return std::unexpected(*failed_);
-  return {};
-}
-
-Result<void> PostgresLogStore::finish(const GroupPtr& group) {
-  MutexLock lock(mutex_);
-  if (group == open_group_ && !group->has_leader) {
-    group->has_leader = true;
-    const bool leads_now = !leader_active_;
-    leader_active_ = true;
-    lock.unlock();
-    if (!leads_now) group->leader_turn.wait();
-    return lead(group);
-  }
-  lock.unlock();
-  group->done.wait();
-  return group->outcome;
-}
-
-// Seals `group` and writes it as one transaction. Runs on the thread that
-// claimed it once no other leader is active; hands the lead to the next
-// group's claimant, if it has one, when done.
-Result<void> PostgresLogStore::lead(const GroupPtr& group) {
-  MutexLock lock(mutex_);
-  ++finishing_;
-  if (open_group_ == group) open_group_.reset();  // later batches: next group
-  writing_group_ = group;
-  const std::optional<Error> refused = failed_;
-  lock.unlock();
-  const std::vector<Member>& members = group->members;
-  const auto started = std::chrono::steady_clock::now();
-  Result<void> written =
-      refused ? std::unexpected(*refused) : write_group(members);
-  if (written) {
-    commit_stats_.record(members.back().positions.back().log_sequence -
-                             members.front().positions.front().log_sequence + 1,
-                         std::chrono::steady_clock::now() - started);
-  }
-  lock.lock();
-  if (written) {
-    for (const Member& member : members) {
-      for (const AppendEntry& entry : member.batch) {
-        if (!entry.idempotency_key.empty()) {
-          sequencer_.key_committed(entry.idempotency_key);
-        }
-      }
-    }
-    last_sequence_ = members.back().positions.back().log_sequence;
-  } else if (!refused) {
-    // The sequencer has numbered past this group: nothing may follow it.
-    failed_ = Error{ErrorCode::kFailed,
-                    "log store failed: an earlier transaction failed (" +
-                        written.error().message +
-                        "); refusing appends until the store is reopened"};
-  }
-  group->outcome = written;
-  writing_group_.reset();
-  const GroupPtr next = open_group_;
-  const bool hand_on = next && next->has_leader;
-  leader_active_ = hand_on;
-  lock.unlock();
-  if (hand_on) next->leader_turn.set();
-  // A told member may end its batch's storage: touch no batch after this.
-  for (const Member& member : members) {
-    if (member.on_durable) member.on_durable(group->outcome);
-  }
-  Result<void> outcome = group->outcome;
-  {
-    // The last touch of the store: once done is set, a waiter may close
-    // and destroy it.
-    MutexLock relock(mutex_);
-    --finishing_;
-    appended_.notify_all();
-  }
-  group->done.set();
-  return outcome;
-}
-
-Result<void> PostgresLogStore::write_group(const std::vector<Member>& members) {
+Result<void> PostgresLogStore::write_group(
+    const std::vector<GroupCommit::Member>& members) {
   std::vector<std::uint64_t> sequences;
   std::vector<std::string_view> records;
   std::vector<std::string_view> channels;
@@ -207,7 +124,7 @@ Result<void> PostgresLogStore::write_group(const std::vector<Member>& members) {
   std::vector<std::uint64_t> channel_log_sequences;
   std::vector<std::string_view> keys;
   std::vector<std::uint64_t> key_log_sequences;
-  for (const Member& member : members) {
+  for (const GroupCommit::Member& member : members) {
     for (std::size_t i = 0; i < member.batch.size(); ++i) {
       const AppendEntry& entry = member.batch[i];
       const Position& position = member.positions[i];
@@ -319,18 +236,10 @@ Result<void> PostgresLogStore::write_group(const std::vector<Member>& members) {
 
 Result<void> PostgresLogStore::close() {
   if (keeper_) keeper_->stop();
-  MutexLock lock(mutex_);
-  if (closed_ && !writer_) return {};
-  closed_ = true;
-  if (open_group_) {
-    // Deferred batches nobody has written yet: write them now.
-    const GroupPtr group = open_group_;
-    lock.unlock();
-    (void)finish(group);  // failures reach the members
-    lock.lock();
-  }
-  appended_.notify_all();
-  while (leader_active_ || finishing_ != 0) lock.wait(appended_);
+  (void)group_commit_.close();
+  // No leader writes any more: the writer connection is close()'s. Closes
+  // that come after the first find nothing left to do.
+  MutexLock lock(close_mutex_);
   if (writer_ && writer_->ok() && PQexitPipelineMode(writer_->get()) == 1) {
     // Released before close() returns, so a reopen right after finds the
     // lock free (ending the session frees it too, but only once the

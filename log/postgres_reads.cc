@@ -59,7 +59,7 @@ Result<void> for_each_row(ConnectionPool& pool, std::string_view what,
 }  // namespace
 
 Result<void> PostgresLogStore::check_open() const {
-  if (closed_) return closed_error();
+  if (group_commit_.closed()) return closed_error();
   return {};
 }
 
@@ -67,7 +67,8 @@ Result<void> PostgresLogStore::read(std::uint64_t from, std::uint64_t to,
                                     const RecordVisitor& visit) const {
   if (auto open = check_open(); !open) return open;
   std::uint64_t expected = std::max<std::uint64_t>(from, 1);
-  const std::uint64_t last = std::min<std::uint64_t>(to, last_sequence_);
+  const std::uint64_t last =
+      std::min<std::uint64_t>(to, group_commit_.last_sequence());
   if (expected > last) return {};
   const std::array params{int8_param(expected), int8_param(last)};
   std::vector<std::uint64_t> scratch;
@@ -113,7 +114,7 @@ Result<void> PostgresLogStore::read_channel(std::string_view channel,
   if (expected > to) return {};
   const std::array params{bytea_param(channel), int8_param(expected),
                           int8_param(int8_bound(to)),
-                          int8_param(last_sequence_)};
+                          int8_param(group_commit_.last_sequence())};
   std::vector<std::uint64_t> scratch;
   return for_each_row(
       pool_, "reading the channel index",
@@ -216,7 +217,8 @@ Result<std::uint64_t> PostgresLogStore::durable_last_channel_sequence(
   if (channel.size() > kMaxChannelIdBytes) return 0;
   auto lease = pool_.acquire();
   if (!lease) return std::unexpected(lease.error());
-  const std::array params{bytea_param(channel), int8_param(last_sequence_)};
+  const std::array params{bytea_param(channel),
+                          int8_param(group_commit_.last_sequence())};
   auto found =
       (*lease)->exec("reading the channel index",
                      "SELECT channel_sequence FROM parley_channel_index "
@@ -230,38 +232,22 @@ Result<std::uint64_t> PostgresLogStore::durable_last_channel_sequence(
 
 std::uint64_t PostgresLogStore::wait_for_append(
     std::uint64_t after, std::chrono::milliseconds timeout) const {
-  if (read_only_) {
-    // Nothing signals a reader of another process's commits: poll.
-    constexpr std::chrono::milliseconds kPoll{50};
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      catch_up();
-      if (closed_ || last_sequence_ > after) return last_sequence_;
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return last_sequence_;
-      MutexLock lock(mutex_);
-      lock.wait_for(appended_,
-                    std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
-    }
-  }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  MutexLock lock(mutex_);
-  while (!closed_ && last_sequence_ <= after) {
-    if (lock.wait_until(appended_, deadline) == std::cv_status::timeout) break;
-  }
-  return last_sequence_;
+  // Nothing signals a reader of another process's commits: it polls.
+  std::function<void()> poll;
+  if (read_only_) poll = [this] { catch_up(); };
+  return group_commit_.wait_for_append(after, timeout, poll);
 }
 
 void PostgresLogStore::catch_up() const {
   MutexLock lock(catch_up_mutex_);
-  if (closed_) return;
+  if (group_commit_.closed()) return;
   auto lease = pool_.acquire();
   if (!lease) return;  // the next catch-up retries
   auto found = (*lease)->exec("following the log",
                               "SELECT max(log_sequence) FROM parley_log");
   if (!found || PQntuples(found->get()) != 1) return;
   const auto last = get_int8(found->get(), 0, 0);
-  if (last && *last > last_sequence_) last_sequence_ = *last;
+  if (last) group_commit_.caught_up(*last);
 }
 
 }  // namespace parley::log::postgres_backend

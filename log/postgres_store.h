@@ -1,12 +1,12 @@
 // Internal to the PostgreSQL backend: the LogStore over a writer
 // connection and a pool of reading ones. Its members live in one file per
-// job: postgres_appends.cc (sequencing, the group commit, close) and
+// job: postgres_appends.cc (appends and the write of each group, which
+// log/group_commit.h leads; close) and
 // postgres_reads.cc (reads, scans, the indexes, following a writer).
 // Opening is in postgres_open.cc.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,14 +14,13 @@
 #include <utility>
 #include <vector>
 
+#include "log/group_commit.h"
 #include "log/mutex.h"
 #include "log/postgres_connection.h"
 #include "log/postgres_lease.h"
 #include "log/postgres_log_store.h"
 #include "log/postgres_pool.h"
-#include "log/sequencer.h"
 #include "log/thread_annotations.h"
-#include "log/wake_flag.h"
 
 namespace parley::log::postgres_backend {
 
@@ -59,9 +58,11 @@ class PostgresLogStore final : public LogStore {
       const IdempotencyIndexVisitor& visit) const override;
   Result<std::optional<std::uint64_t>> find_idempotency_key(
       std::string_view key) const override;
-  std::uint64_t last_sequence() const override { return last_sequence_; }
+  std::uint64_t last_sequence() const override {
+    return group_commit_.last_sequence();
+  }
   CommitStatsSnapshot commit_stats() const override {
-    return commit_stats_.snapshot();
+    return group_commit_.commit_stats();
   }
   Result<std::uint64_t> last_channel_sequence(
       std::string_view channel) const override;
@@ -70,40 +71,17 @@ class PostgresLogStore final : public LogStore {
   Result<void> close() override;
 
  private:
-  // One batch of a group: the appender's entries (alive and unchanged
-  // until the group is done) and the positions they were given.
-  struct Member {
-    std::span<AppendEntry> batch;
-    std::vector<Position> positions;
-    DurableCallback on_durable;  // append_deferred() only
-  };
-
-  // A group commit: the batches sequenced, in order, while the group
-  // before it was being written, written as one transaction by one leader
-  // (the first thread that needs it written once no other leader is
-  // active). Shared by the leader and every waiter.
-  struct Group {
-    std::vector<Member> members;  // guarded by mutex_ until sealed
-    bool has_leader = false;      // guarded by mutex_
-    WakeFlag leader_turn;  // the group before is done: its leader leads this
-    WakeFlag done;         // written or failed: `outcome` is set
-    Result<void> outcome;
-  };
-  using GroupPtr = std::shared_ptr<Group>;
-
-  // Checks and sequences `batch` into the open group (see the RocksDB
-  // backend, whose group commit this one follows).
-  Result<std::pair<std::vector<Position>, GroupPtr>> sequence(
-      std::span<AppendEntry> batch, DurableCallback&& on_durable)
-      EXCLUDES(mutex_);
-  // Returns once `group` is done, leading it if nobody else will. Takes
-  // mutex_.
-  Result<void> finish(const GroupPtr& group) EXCLUDES(mutex_);
-  Result<void> lead(const GroupPtr& group) EXCLUDES(mutex_);
+  // Appends are refused before they are sequenced: on a read-only store
+  // or a malformed batch.
+  Result<void> admit(std::span<AppendEntry> batch) const;
+  // The group commit's write: write_group(), its failure fatal to the
+  // store.
+  GroupCommit::WriteResult write(
+      const std::vector<GroupCommit::Member>& members);
   // Writes `members` as one transaction on writer_ (one pipeline: BEGIN,
   // the epoch check, one INSERT per table, COMMIT). Called by the leader
   // only.
-  Result<void> write_group(const std::vector<Member>& members);
+  Result<void> write_group(const std::vector<GroupCommit::Member>& members);
 
   Result<std::uint64_t> durable_last_channel_sequence(
       std::string_view channel) const;
@@ -114,7 +92,7 @@ class PostgresLogStore final : public LogStore {
   void catch_up() const EXCLUDES(catch_up_mutex_);
   Result<void> check_open() const;
   // The lease keeper's word that this writer lost the store: fails it.
-  void lose_writer(Error why) EXCLUDES(mutex_);
+  void lose_writer(Error why);
 
   const std::string where_;
   const bool read_only_;
@@ -123,36 +101,11 @@ class PostgresLogStore final : public LogStore {
   // Used by the active leader only (and close(), once no leader is).
   std::optional<Connection> writer_;
 
-  // Guards what is marked so below, and the Group fields marked "guarded by
-  // mutex_". Held while sequencing, never during a write.
-  mutable Mutex mutex_;
-  mutable std::condition_variable appended_;  // on mutex_
-  // The group new batches join, until sealed.
-  GroupPtr open_group_ GUARDED_BY(mutex_);
-  // Sealed, being written by the active leader.
-  GroupPtr writing_group_ GUARDED_BY(mutex_);
-  bool leader_active_ GUARDED_BY(mutex_) = false;
-  // Leaders between sealing their group and their last touch of the
-  // store; close() waits for none.
-  int finishing_ GUARDED_BY(mutex_) = 0;
-  // Written with mutex_ held, also read without it.
-  std::atomic<bool> closed_ = false;
-  // Fatal: refused until reopened.
-  std::optional<Error> failed_ GUARDED_BY(mutex_);
-  Sequencer sequencer_ GUARDED_BY(mutex_);
-  const Sequencer::Lookups lookups_{
-      .last_channel_sequence =
-          [this](std::string_view channel) {
-            return durable_last_channel_sequence(channel);
-          },
-      .key_exists = [this](std::string_view key) -> Result<bool> {
-        auto sequence = durable_find_key(key);
-        if (!sequence) return std::unexpected(sequence.error());
-        return sequence->has_value();
-      }};
-  // Highest acked; of a read-only store, the newest record caught up to.
-  CommitStats commit_stats_;  // recorded by the leader of each group
-  mutable std::atomic<std::uint64_t> last_sequence_;
+  // Sequencing and the group commit, whose callbacks use the members
+  // above (lookups with its mutex held, write() by the group's leader).
+  GroupCommit group_commit_;
+  // Serializes close()'s shutdown of writer_.
+  Mutex close_mutex_;
   mutable Mutex catch_up_mutex_;
   const std::function<void(const Error&)> on_writer_lost_;
   // A writer's; stopped by close(). Last: its thread calls lose_writer().

@@ -50,7 +50,7 @@ Result<bool> has_key(const Database& database, Family family,
 }  // namespace
 
 Result<void> RocksDbLogStore::check_readable() const {
-  if (closed_) return closed_error();
+  if (group_commit_.closed()) return closed_error();
   if (read_only_) {
     MutexLock lock(catch_up_mutex_);
     if (catch_up_error_) return std::unexpected(*catch_up_error_);
@@ -71,7 +71,8 @@ Result<void> RocksDbLogStore::read(std::uint64_t from, std::uint64_t to,
     return std::unexpected(readable.error());
   }
   std::uint64_t expected = std::max<std::uint64_t>(from, 1);
-  const std::uint64_t last = std::min<std::uint64_t>(to, last_sequence_);
+  const std::uint64_t last =
+      std::min<std::uint64_t>(to, group_commit_.last_sequence());
   if (expected > last) return {};
   std::string upper = layout::encode_be64(last + 1);
   rocksdb::Slice upper_bound(upper);
@@ -404,26 +405,10 @@ Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
 
 std::uint64_t RocksDbLogStore::wait_for_append(
     std::uint64_t after, std::chrono::milliseconds timeout) const {
-  if (read_only_) {
-    // Nothing signals a secondary: poll the primary's files.
-    constexpr std::chrono::milliseconds kPoll{50};
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      catch_up();
-      if (closed_ || last_sequence_ > after) return last_sequence_;
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return last_sequence_;
-      MutexLock lock(mutex_);
-      lock.wait_for(appended_,
-                    std::min<std::chrono::nanoseconds>(kPoll, deadline - now));
-    }
-  }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  MutexLock lock(mutex_);
-  while (!closed_ && last_sequence_ <= after) {
-    if (lock.wait_until(appended_, deadline) == std::cv_status::timeout) break;
-  }
-  return last_sequence_;
+  // Nothing signals a secondary: it polls the primary's files.
+  std::function<void()> poll;
+  if (read_only_) poll = [this] { catch_up(); };
+  return group_commit_.wait_for_append(after, timeout, poll);
 }
 
 bool RocksDbLogStore::caught_up_after_gap(
@@ -443,7 +428,7 @@ void RocksDbLogStore::catch_up() const {
 
 void RocksDbLogStore::catch_up_held() const {
   MutexLock lock(catch_up_mutex_);
-  if (closed_ || !database_.db || catch_up_error_) return;
+  if (group_commit_.closed() || !database_.db || catch_up_error_) return;
   rocksdb::Status status = database_.db->TryCatchUpWithPrimary();
   if (status.IsCorruption()) {
     catch_up_error_ = io_error("following " + directory_.string() +
@@ -460,7 +445,7 @@ void RocksDbLogStore::catch_up_held() const {
     catch_up_error_ = last.error();
     return;
   }
-  if (*last > last_sequence_) last_sequence_ = *last;
+  group_commit_.caught_up(*last);
 }
 
 }  // namespace parley::log::rocksdb_backend
