@@ -126,12 +126,13 @@ Result<void> GroupCommit::lead(const GroupPtr& group) {
     if (member.on_durable) member.on_durable(group->outcome);
   }
   Result<void> outcome = group->outcome;
+  // The waiters go on first. None can destroy this object before the
+  // count below falls: destruction goes through close(), which waits for
+  // it.
+  group->done.set();
   lock.lock();
   --finishing_;
   appended_.notify_all();
-  lock.unlock();
-  // Last: once done is set, a waiter may close and destroy this object.
-  group->done.set();
   return outcome;
 }
 

@@ -56,6 +56,8 @@ class GroupCommit {
   // `lookups` are called by the sequencer with the mutex held.
   GroupCommit(std::uint64_t last_sequence, Sequencer::Lookups lookups,
               WriteGroup write);
+  // Closes first (close()).
+  ~GroupCommit() { (void)close(); }
   GroupCommit(const GroupCommit&) = delete;
   GroupCommit& operator=(const GroupCommit&) = delete;
 
@@ -137,7 +139,7 @@ class GroupCommit {
   GroupPtr writing_group_ GUARDED_BY(mutex_);
   bool leader_active_ GUARDED_BY(mutex_) = false;
   // Leaders between sealing their group and their last touch of this
-  // object; close() waits for none.
+  // object; close(), and so destruction, waits for none.
   int finishing_ GUARDED_BY(mutex_) = 0;
   // Written with mutex_ held, also read without it.
   std::atomic<bool> closed_ = false;
