@@ -6,7 +6,6 @@
 // Opening is in postgres_open.cc.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
