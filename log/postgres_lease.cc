@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "log/postgres_schema.h"
+#include "log/thread_name.h"
 
 namespace parley::log::postgres_backend {
 namespace {
@@ -86,7 +87,10 @@ LeaseKeeper::LeaseKeeper(std::string conninfo, std::string where,
       epoch_(epoch),
       timeout_(timeout),
       lost_(std::move(lost)),
-      thread_([this] { run(); }) {}
+      thread_([this] {
+        name_current_thread("parley-lease");
+        run();
+      }) {}
 
 void LeaseKeeper::stop() {
   {

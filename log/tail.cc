@@ -1,5 +1,7 @@
 #include "log/tail.h"
 
+#include "log/thread_name.h"
+
 namespace parley::log {
 namespace {
 // How long a wait may last before the thread looks at its stop token.
@@ -7,7 +9,10 @@ constexpr std::chrono::milliseconds kPoll{50};
 }  // namespace
 
 void Tail::start() {
-  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    name_current_thread("parley-tail");
+    run(stop);
+  });
 }
 
 void Tail::stop() {

@@ -1,6 +1,7 @@
 // What keeps a served hub healthy: TLS (wss://), WebSocket keepalive, the
 // admin port (/healthz, /metrics), the TTL sweep on a timer.
 #include <doctest/doctest.h>
+#include <time.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -26,6 +27,20 @@ struct HttpAnswer {
   std::string content_type;
   std::string body;
 };
+
+// Spins until this thread has used `at_least` of CPU; returns what it used.
+double burn_cpu(std::chrono::nanoseconds at_least) {
+  auto used = [] {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return std::chrono::seconds(now.tv_sec) +
+           std::chrono::nanoseconds(now.tv_nsec);
+  };
+  const auto start = used();
+  auto spent = used() - start;
+  while (spent < at_least) spent = used() - start;
+  return std::chrono::duration<double>(spent).count();
+}
 
 HttpAnswer http_get(std::uint16_t port, const std::string& target) {
   namespace beast = boost::beast;
@@ -125,6 +140,7 @@ TEST_CASE(
   CHECK(body["registered_agents"] == 1);
   CHECK(body["serving"] == true);
 
+  const double burned_seconds = burn_cpu(std::chrono::milliseconds(30));
   auto metrics = http_get(admin, "/metrics");
   CHECK(metrics.status == 200);
   for (const char* line :
@@ -145,6 +161,17 @@ TEST_CASE(
     return std::stod(metrics.body.substr(at + key.size()));
   };
   CHECK(value_of("process_resident_memory_bytes") > 1 << 20);
+  // The server's own threads, by name, and the process's CPU: at least
+  // what this thread burned before the scrape.
+  for (const char* thread :
+       {"parley-io", "parley-commit", "parley-log", "parley-sweep"}) {
+    const std::string series = "parley_thread_cpu_seconds_total{thread=\"" +
+                               std::string(thread) + "\"}";
+    CHECK_MESSAGE(metrics.body.find("\n" + series + " ") != std::string::npos,
+                  series);
+  }
+  // Counted in clock ticks (10 ms), rounded down.
+  CHECK(value_of("process_cpu_seconds_total") >= burned_seconds - 0.01);
   // Every record of the fresh store was written by a group commit.
   CHECK(metrics.body.find("# TYPE parley_log_group_records histogram\n") !=
         std::string::npos);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/client/hub_client.h"
+#include "log/thread_name.h"
 
 namespace parley::client {
 
@@ -16,7 +17,10 @@ struct IoThread::Impl {
   net::io_context io;
   net::executor_work_guard<net::io_context::executor_type> work =
       net::make_work_guard(io);
-  std::thread thread{[this] { io.run(); }};
+  std::thread thread{[this] {
+    log::name_current_thread("parley-client");
+    io.run();
+  }};
 };
 
 IoThread::IoThread() : impl_(std::make_unique<Impl>()) {}

@@ -9,6 +9,7 @@
 
 #include "log/mutex.h"
 #include "log/thread_annotations.h"
+#include "log/thread_name.h"
 #include "parley/schemas/log_generated.h"
 
 namespace parley::engine {
@@ -45,7 +46,10 @@ class Committer::LogThread {
   explicit LogThread(log::LogStore& store) : store_(store) {}
 
   void start() {
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+      log::name_current_thread("parley-log");
+      run();
+    });
   }
   // Has the open group written soon. Any thread; never blocks on the log.
   void request_flush() EXCLUDES(mutex_) {
@@ -97,7 +101,10 @@ Committer::~Committer() { close(); }
 
 void Committer::start() {
   log_thread_->start();
-  thread_->thread = std::thread([this] { thread_->context.run(); });
+  thread_->thread = std::thread([this] {
+    log::name_current_thread("parley-commit");
+    thread_->context.run();
+  });
 }
 
 Result<void> Committer::Request::outcome() const {

@@ -15,6 +15,7 @@
 #include "engine/hub/hub.h"
 #include "log/mutex.h"
 #include "log/thread_annotations.h"
+#include "log/thread_name.h"
 
 namespace parley::engine {
 
@@ -139,7 +140,10 @@ Result<void> Sweeper::start() {
   for (auto& [name, worker] : impl_->workers) {
     impl_->post_arm(worker);
   }
-  impl_->thread = std::thread([this] { impl_->io.run(); });
+  impl_->thread = std::thread([this] {
+    log::name_current_thread("parley-sweep");
+    impl_->io.run();
+  });
   return {};
 }
 

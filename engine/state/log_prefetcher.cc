@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "log/thread_name.h"
+
 namespace parley::engine {
 
 void LogPrefetcher::Batch::add(std::uint64_t log_sequence,
@@ -13,7 +15,10 @@ void LogPrefetcher::Batch::add(std::uint64_t log_sequence,
 }
 
 LogPrefetcher::LogPrefetcher(const log::LogStore& store, std::uint64_t first)
-    : reader_([this, &store, first] { run(store, first); }) {}
+    : reader_([this, &store, first] {
+        log::name_current_thread("parley-hydrate");
+        run(store, first);
+      }) {}
 
 LogPrefetcher::~LogPrefetcher() {
   {

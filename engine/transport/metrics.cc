@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine/hub/hub_health.h"
+#include "engine/transport/process_cpu.h"
 #include "engine/transport/process_memory.h"
 
 namespace parley::transport {
@@ -151,6 +152,20 @@ std::string Metrics::render(const engine::HubHealth& health) const {
   if (memory.resident_bytes) {
     gauge("process_resident_memory_bytes", "Resident memory size in bytes.",
           static_cast<std::int64_t>(*memory.resident_bytes));
+  }
+  const ProcessCpu cpu = process_cpu();
+  if (cpu.seconds) {
+    family(out, "process_cpu_seconds_total", "counter",
+           "Total user and system CPU time spent in seconds.");
+    out << "process_cpu_seconds_total " << seconds_text(*cpu.seconds) << '\n';
+  }
+  family(out, "parley_thread_cpu_seconds_total", "counter",
+         "User and system CPU seconds of the live threads bearing each "
+         "name (parley-io, parley-commit, parley-log, parley-sweep, "
+         "RocksDB's rocksdb:high and rocksdb:low, ...).");
+  for (const auto& [name, seconds] : cpu.by_thread) {
+    out << "parley_thread_cpu_seconds_total{thread=\"" << label(name) << "\"} "
+        << seconds_text(seconds) << '\n';
   }
   family(out, "parley_hub_channels", "gauge", "Channels by state.");
   for (const auto& [state, count] : health.channels_by_state) {

@@ -27,6 +27,7 @@
 #include "engine/transport/metrics.h"
 #include "engine/transport/tls_context.h"
 #include "log/log_store.h"
+#include "log/thread_name.h"
 
 namespace parley::transport {
 namespace {
@@ -263,7 +264,10 @@ engine::Result<std::unique_ptr<Server>> Server::start(
     return std::unexpected(started.error());
   }
   for (std::size_t i = 0; i < c.io_threads; ++i) {
-    s.threads.emplace_back([&s] { s.io.run(); });
+    s.threads.emplace_back([&s] {
+      log::name_current_thread("parley-io");
+      s.io.run();
+    });
   }
   s.listener->start();
   if (s.admin) s.admin->start();
