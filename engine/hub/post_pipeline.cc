@@ -38,7 +38,6 @@ Change<std::string> PostPipeline::post(std::shared_ptr<Envelope> envelope) {
 
 Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
                                         bool& spent_token) {
-  const std::string sender_id = envelope.sender_id;
   const bool substantive = !event_type::is_protocol(envelope.event_type);
   // 1. sender registered
   const AgentRecord* sender =
@@ -74,13 +73,14 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
       core_.staged_state().channels.find(envelope.channel_id);
   if (!channel) return not_found("channel not found: " + envelope.channel_id);
   const ChannelMetadata& metadata = channel->metadata;
-  const std::string label = channel_label(metadata.channel_id);
+  // Error texts are built only on the paths that return them.
+  auto label = [&] { return channel_label(metadata.channel_id); };
   if (is_terminal(metadata.state)) {
-    return protocol_error(label + " is " +
+    return protocol_error(label() + " is " +
                           std::string(to_string(metadata.state)));
   }
   if (substantive && metadata.state != ChannelState::kActive) {
-    return protocol_error(label + " not active (state=" +
+    return protocol_error(label() + " not active (state=" +
                           std::string(to_string(metadata.state)) + ")");
   }
   // Only participants post, for every caller, wire and in-process; the one
@@ -88,17 +88,15 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
   tasks_.check_same_writer(core_);
   if (!metadata.has_participant(envelope.sender_id) &&
       !tasks_.admits_cancel_request(metadata, envelope)) {
-    return protocol_error(label +
+    return protocol_error(label() +
                           " only accepts sends from participants, got " +
                           single_quoted(envelope.sender_id));
   }
   // 6. the adapter
-  const std::string manifest_label = single_quoted(metadata.manifest.type) +
-                                     "@v" +
-                                     std::to_string(metadata.manifest.version);
   if (!channel->adapter) {
-    return protocol_error(label + " has no registered adapter (manifest " +
-                          manifest_label + ")");
+    return protocol_error(label() + " has no registered adapter (manifest " +
+                          single_quoted(metadata.manifest.type) + "@v" +
+                          std::to_string(metadata.manifest.version) + ")");
   }
   // 7. inbox capacity
   if (substantive) {
@@ -132,7 +130,7 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
                          metadata.pending_acks.front() == envelope.sender_id;
   const std::string envelope_id = envelope.envelope_id;
   if (rate_limited) {
-    rate_limiter_.consume(sender_id);
+    rate_limiter_.consume(envelope.sender_id);
     spent_token = true;
   }
   batch.add_envelope(std::move(envelope), /*hub_authored=*/false,
