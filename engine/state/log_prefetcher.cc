@@ -1,6 +1,7 @@
 #include "engine/state/log_prefetcher.h"
 
 #include <cstring>
+#include <utility>
 
 #include "log/thread_name.h"
 
@@ -15,12 +16,19 @@ void LogPrefetcher::Batch::add(std::uint64_t log_sequence,
 }
 
 LogPrefetcher::LogPrefetcher(const log::LogStore& store, std::uint64_t first)
-    : reader_([this, &store, first] {
-        log::name_current_thread("parley-hydrate");
-        run(store, first);
-      }) {}
+    : store_(store), first_(first) {
+  if (store.last_sequence() < first ||
+      store.last_sequence() - first < std::uint64_t{kBatchRecords}) {
+    return;  // one batch at most: next() reads it
+  }
+  reader_ = std::thread([this] {
+    log::name_current_thread("parley-hydrate");
+    run();
+  });
+}
 
 LogPrefetcher::~LogPrefetcher() {
+  if (!reader_.joinable()) return;
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;
@@ -39,14 +47,14 @@ bool LogPrefetcher::hand_over(Batch& batch) {
   return true;
 }
 
-void LogPrefetcher::run(const log::LogStore& store, std::uint64_t first) {
+void LogPrefetcher::run() {
   Batch batch;
   auto read =
-      store.read(first, log::kLastSequence,
-                 [&](std::uint64_t log_sequence, std::string_view record) {
-                   batch.add(log_sequence, record);
-                   return batch.size() < kBatchRecords || hand_over(batch);
-                 });
+      store_.read(first_, log::kLastSequence,
+                  [&](std::uint64_t log_sequence, std::string_view record) {
+                    batch.add(log_sequence, record);
+                    return batch.size() < kBatchRecords || hand_over(batch);
+                  });
   if (read && batch.size() > 0) hand_over(batch);
   std::lock_guard lock(mutex_);
   result_ = std::move(read);
@@ -54,8 +62,27 @@ void LogPrefetcher::run(const log::LogStore& store, std::uint64_t first) {
   changed_.notify_all();
 }
 
+// The log may have grown since the constructor looked: whatever it holds
+// now is read, in batches of kBatchRecords, without a depth limit.
+void LogPrefetcher::read_here() {
+  Batch batch;
+  auto read =
+      store_.read(first_, log::kLastSequence,
+                  [&](std::uint64_t log_sequence, std::string_view record) {
+                    batch.add(log_sequence, record);
+                    if (batch.size() == kBatchRecords) {
+                      ready_.push_back(std::exchange(batch, Batch{}));
+                    }
+                    return true;
+                  });
+  if (read && batch.size() > 0) ready_.push_back(std::move(batch));
+  result_ = std::move(read);
+  done_ = true;
+}
+
 std::optional<LogPrefetcher::Batch> LogPrefetcher::next() {
   std::unique_lock lock(mutex_);
+  if (!reader_.joinable() && !done_) read_here();
   changed_.wait(lock, [&] { return done_ || !ready_.empty(); });
   if (ready_.empty()) return std::nullopt;
   Batch batch = std::move(ready_.front());

@@ -2,7 +2,10 @@
 // folds it: RocksDB iteration and record verification overlap the fold
 // (hydrate). Records are handed out in batches, copied to 8-byte aligned
 // storage so FlatBuffers can read them in place, at most kDepth batches
-// ahead of the consumer.
+// ahead of the consumer. A log that fits in one batch (every test's, every
+// small store's) is read by the first next() on the consumer's thread: the
+// consumer would wait for that whole batch anyway, so a reader thread
+// would only cost its start and join.
 #pragma once
 
 #include <condition_variable>
@@ -46,8 +49,8 @@ class LogPrefetcher {
     std::vector<Entry> index_;
   };
 
-  // Starts reading `store` (records first..last) at once. `store` must
-  // outlive the prefetcher.
+  // Starts reading `store` (records first..last) at once, or at the first
+  // next() when they fit one batch. `store` must outlive the prefetcher.
   explicit LogPrefetcher(const log::LogStore& store, std::uint64_t first = 1);
   LogPrefetcher(const LogPrefetcher&) = delete;
   LogPrefetcher& operator=(const LogPrefetcher&) = delete;
@@ -64,16 +67,19 @@ class LogPrefetcher {
   static constexpr std::size_t kBatchRecords = 4096;
   static constexpr std::size_t kDepth = 4;
 
-  void run(const log::LogStore& store, std::uint64_t first);
+  void run();
+  void read_here();              // with mutex_ held, no reader thread
   bool hand_over(Batch& batch);  // false when the consumer went away
 
+  const log::LogStore& store_;
+  const std::uint64_t first_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Batch> ready_;
   bool done_ = false;
   bool stopped_ = false;
   log::Result<void> result_;
-  std::thread reader_;  // last: starts after the members above exist
+  std::thread reader_;  // not joinable when next() reads
 };
 
 }  // namespace parley::engine
