@@ -1,6 +1,7 @@
 #include "engine/state/log_prefetcher.h"
 
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include "log/thread_name.h"
@@ -47,15 +48,21 @@ bool LogPrefetcher::hand_over(Batch& batch) {
   return true;
 }
 
-void LogPrefetcher::run() {
+log::Result<void> LogPrefetcher::read_batches(
+    const std::function<bool(Batch&)>& deliver) {
   Batch batch;
   auto read =
       store_.read(first_, log::kLastSequence,
                   [&](std::uint64_t log_sequence, std::string_view record) {
                     batch.add(log_sequence, record);
-                    return batch.size() < kBatchRecords || hand_over(batch);
+                    return batch.size() < kBatchRecords || deliver(batch);
                   });
-  if (read && batch.size() > 0) hand_over(batch);
+  if (read && batch.size() > 0) deliver(batch);
+  return read;
+}
+
+void LogPrefetcher::run() {
+  auto read = read_batches([this](Batch& batch) { return hand_over(batch); });
   std::lock_guard lock(mutex_);
   result_ = std::move(read);
   done_ = true;
@@ -63,20 +70,12 @@ void LogPrefetcher::run() {
 }
 
 // The log may have grown since the constructor looked: whatever it holds
-// now is read, in batches of kBatchRecords, without a depth limit.
+// now is read, without a depth limit.
 void LogPrefetcher::read_here() {
-  Batch batch;
-  auto read =
-      store_.read(first_, log::kLastSequence,
-                  [&](std::uint64_t log_sequence, std::string_view record) {
-                    batch.add(log_sequence, record);
-                    if (batch.size() == kBatchRecords) {
-                      ready_.push_back(std::exchange(batch, Batch{}));
-                    }
-                    return true;
-                  });
-  if (read && batch.size() > 0) ready_.push_back(std::move(batch));
-  result_ = std::move(read);
+  result_ = read_batches([this](Batch& batch) {
+    ready_.push_back(std::exchange(batch, Batch{}));
+    return true;
+  });
   done_ = true;
 }
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -67,6 +68,9 @@ class LogPrefetcher {
   static constexpr std::size_t kBatchRecords = 4096;
   static constexpr std::size_t kDepth = 4;
 
+  // Reads the log in batches of kBatchRecords, each given to `deliver`
+  // (which takes it, or returns false to stop the read).
+  log::Result<void> read_batches(const std::function<bool(Batch&)>& deliver);
   void run();
   void read_here();              // with mutex_ held, no reader thread
   bool hand_over(Batch& batch);  // false when the consumer went away
