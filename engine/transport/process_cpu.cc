@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <string_view>
 
 namespace parley::transport {
 namespace {
