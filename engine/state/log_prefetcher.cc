@@ -18,8 +18,8 @@ void LogPrefetcher::Batch::add(std::uint64_t log_sequence,
 
 LogPrefetcher::LogPrefetcher(const log::LogStore& store, std::uint64_t first)
     : store_(store), first_(first) {
-  if (store.last_sequence() < first ||
-      store.last_sequence() - first < std::uint64_t{kBatchRecords}) {
+  const std::uint64_t last = store.last_sequence();
+  if (last < first || last - first < std::uint64_t{kBatchRecords}) {
     return;  // one batch at most: next() reads it
   }
   reader_ = std::thread([this] {
