@@ -4,7 +4,8 @@
 //
 //   parley-soak --data DIR [--seconds 60] [--restart-every 20]
 //               [--sample-every 2] [--window 4] [--cycle-pause-ms 100]
-//               [--memtable-bytes 1048576] [-v]
+//               [--memtable-bytes 1048576] [--probe-pairs 3]
+//               [--probe-seconds 3] [-v]
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -34,6 +35,12 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--memtable-bytes", options.memtable_bytes,
                  "the server's RocksDB memtable size")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--probe-pairs", options.probe_pairs,
+                 "throughput rounds on each of the soaked and a fresh server")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--probe-seconds", options.probe_seconds,
+                 "seconds of load per throughput round")
       ->check(CLI::PositiveNumber);
   app.add_option("--parley", options.parley, "the parley binary")
       ->default_val(PARLEY_BINARY);

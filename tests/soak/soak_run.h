@@ -10,8 +10,10 @@
 //     none duplicated), and the follower printed exactly what a fresh
 //     `parley log show` of the finished store prints;
 //   - `parley audit` finds the store clean;
-//   - throughput did not decay: the median rate of the last third of the
-//     steady samples is at least half that of the first third;
+//   - throughput did not decay: once the load is over, rounds of the same
+//     workload alternate between the soaked server (still running) and a
+//     fresh one on an empty store (tests/soak/throughput_probe.h); the
+//     soaked one's median rate is at least half the fresh one's;
 //   - memory stayed flat: the server's heap without its log store's block
 //     cache (/metrics, at its lowest in the second half of a generation)
 //     in the last generation exceeds the first generation's by at most
@@ -40,6 +42,8 @@ struct SoakOptions {
   double sample_every = 2;
   int window = 4;
   int cycle_pause_ms = 100;
+  int probe_pairs = 3;  // throughput rounds per server
+  double probe_seconds = 3;
   std::size_t memtable_bytes = 1 << 20;
   bool verbose = false;  // the clients' own log lines too
 };

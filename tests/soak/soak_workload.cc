@@ -359,7 +359,8 @@ struct Workload::State : std::enable_shared_from_this<State> {
     return [self = shared_from_this()](const std::shared_ptr<Scratch>& scratch,
                                        StepDone done) {
       const client::Registration registration =
-          uncapped("temp-" + std::to_string(++self->throw_away_serial));
+          uncapped(self->options.name_prefix + "temp-" +
+                   std::to_string(++self->throw_away_serial));
       auto id = std::make_shared<std::string>();
       self->carol.hub->register_agent(
           registration, self->handler(self->carol.hub, id, false),
@@ -418,9 +419,10 @@ std::unique_ptr<Workload> Workload::start(net::any_io_executor executor,
   auto state = std::make_shared<State>();
   state->executor = std::move(executor);
   state->options = std::move(options);
-  state->alice = state->register_agent("alice", false);
-  state->bob = state->register_agent("bob", false);
-  state->carol = state->register_agent("carol", true);
+  const std::string& prefix = state->options.name_prefix;
+  state->alice = state->register_agent(prefix + "alice", false);
+  state->bob = state->register_agent(prefix + "bob", false);
+  state->carol = state->register_agent(prefix + "carol", true);
   engine::CreateChannelRequest request;
   request.creator_id = state->alice.id;
   request.manifest_type = "conversation";

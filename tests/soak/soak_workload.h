@@ -47,6 +47,9 @@ struct WorkloadOptions {
   std::string url;  // ws://127.0.0.1:PORT
   int window = 4;   // talk posts in flight per poster
   std::chrono::milliseconds cycle_pause{100};
+  // Before every agent name (alice, bob, carol, temp-N): workloads that
+  // share a hub need distinct names, as a hub refuses a name registered.
+  std::string name_prefix;
   std::function<void(std::string_view)> log;  // any thread
 };
 
