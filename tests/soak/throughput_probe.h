@@ -23,7 +23,7 @@ namespace parley::soak {
 struct ProbeOptions {
   int pairs = 3;                          // rounds per hub
   std::chrono::milliseconds round{3000};  // load per round
-  WorkloadOptions load;                   // url and name_prefix are set here
+  WorkloadOptions load;  // each round sets its url and name_prefix
 };
 
 struct ProbeRates {
