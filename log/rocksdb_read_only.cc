@@ -209,10 +209,10 @@ Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
   rocksdb::Options options;
   options.max_open_files = -1;  // required of a secondary
   // Each catch-up that applies a new version starts
-  // max_file_opening_threads - 1 threads (16 by default) to open its table
-  // files, and joins them, even when no file is new: a follower of a hub
-  // that flushes often started 800 threads a second. With one, the
-  // catching-up thread opens them itself.
+  // max_file_opening_threads - 1 threads (15 with the default of 16) to
+  // open its table files, and joins them, even when no file is new: a
+  // follower of a hub that flushes often started 800 threads a second.
+  // With 1, the catching-up thread opens them itself.
   options.max_file_opening_threads = 1;
   options.info_log = std::make_shared<SilentLogger>();
   std::vector<std::string> names;
