@@ -1,10 +1,12 @@
 // The RocksDB LogStore's write side: the checks before an append is
 // sequenced (the free-space guard among them), the write of each group
-// (one WriteBatch, one sync), resuming after the disk filled up, and close.
+// (one WriteBatch, one sync, a channel-index run per channel), resuming after
+// the disk filled up, and close.
 #include <rocksdb/write_batch.h>
 #include <sys/statvfs.h>
 
 #include <chrono>
+#include <unordered_map>
 
 #include "log/rocksdb_clean_close.h"
 #include "log/rocksdb_layout.h"
@@ -159,6 +161,21 @@ rocksdb::Status RocksDbLogStore::write_group(
     }
   }
   rocksdb::WriteBatch batch(bytes);
+  // The group's channel-index runs (rocksdb_layout.h), one per channel: the
+  // sequencer numbered a channel's entries of the group consecutively.
+  struct Run {
+    std::uint64_t first_channel_sequence = 0;
+    std::uint64_t last_channel_sequence = 0;
+    std::uint64_t last_log_sequence = 0;
+    std::string log_sequences;
+  };
+  std::unordered_map<std::string_view, Run> runs;
+  rocksdb::ColumnFamilyHandle* const channel_index = database_[kChannelIndex];
+  auto put_run = [&](std::string_view channel, const Run& run) {
+    return batch.Put(channel_index,
+                     layout::channel_key(channel, run.first_channel_sequence),
+                     run.log_sequences);
+  };
   for (const GroupCommit::Member& member : members) {
     for (std::size_t i = 0; i < member.batch.size(); ++i) {
       const AppendEntry& entry = member.batch[i];
@@ -167,16 +184,30 @@ rocksdb::Status RocksDbLogStore::write_group(
       rocksdb::Status status =
           batch.Put(database_[kLog], sequence, entry.record);
       if (status.ok() && !entry.channel.empty()) {
-        status = batch.Put(
-            database_[kChannelIndex],
-            layout::channel_key(entry.channel, position.channel_sequence),
-            sequence);
+        Run& run = runs[entry.channel];
+        if (!run.log_sequences.empty() &&
+            position.channel_sequence != run.last_channel_sequence + 1) {
+          status = put_run(entry.channel, run);
+          run = Run{};
+        }
+        if (run.log_sequences.empty()) {
+          run.first_channel_sequence = position.channel_sequence;
+        }
+        layout::append_to_index_run(run.log_sequences, run.last_log_sequence,
+                                    position.log_sequence);
+        run.last_channel_sequence = position.channel_sequence;
+        run.last_log_sequence = position.log_sequence;
       }
       if (status.ok() && !entry.idempotency_key.empty()) {
         status =
             batch.Put(database_[kIdempotency], entry.idempotency_key, sequence);
       }
       if (!status.ok()) return status;
+    }
+  }
+  for (const auto& [channel, run] : runs) {
+    if (rocksdb::Status status = put_run(channel, run); !status.ok()) {
+      return status;
     }
   }
   rocksdb::Status status = database_.db->Write(write_options_, &batch);

@@ -151,70 +151,103 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
   rocksdb::Slice upper_bound(upper);
   rocksdb::ReadOptions options;
   options.iterate_upper_bound = &upper_bound;
-  std::unique_ptr<rocksdb::Iterator> it(
-      database_.db->NewIterator(options, database_[kChannelIndex]));
+  std::unique_ptr<rocksdb::Iterator> it;
   rocksdb::PinnableSlice pinned;
   std::vector<std::uint64_t> scratch;
+  std::vector<std::uint64_t> run;  // the log sequences of the entry read
+  // The channel sequence of the entry `it` stands on, if it is this
+  // channel's and well-formed.
+  auto first_of_entry = [&]() -> std::optional<std::uint64_t> {
+    const std::string_view key = view(it->key());
+    if (key.size() != prefix.size() + 8 || !key.starts_with(prefix)) {
+      return std::nullopt;
+    }
+    return layout::decode_be64(key.substr(prefix.size()));
+  };
+  // Places a fresh iterator on the entry holding `expected`, which may start
+  // before it (rocksdb_layout.h), or else on the first entry after it;
+  // whether it found the one holding it.
+  rocksdb::DB& db = *database_.db;
+  rocksdb::ColumnFamilyHandle* const channel_index = database_[kChannelIndex];
+  auto seek = [&] {
+    const std::string wanted = layout::channel_key(channel, expected);
+    it.reset(db.NewIterator(options, channel_index));
+    it->SeekForPrev(wanted);
+    if (!it->status().ok()) return false;  // the read error is named below
+    if (it->Valid()) {
+      auto first = first_of_entry();
+      if (first && layout::decode_index_run(view(it->value()), run) &&
+          expected - *first < run.size()) {
+        return true;
+      }
+    }
+    it->Seek(wanted);
+    return false;
+  };
+  auto corrupt = [&](const std::string& what) {
+    return std::unexpected(Error{ErrorCode::kCorruption,
+                                 "channel index of " + std::string(channel) +
+                                     ", channel sequence " +
+                                     std::to_string(expected) + ": " + what});
+  };
   int rescans = 0;
   int follow_retries = 0;
-  for (it->Seek(layout::channel_key(channel, expected)); readable_at(*it);
-       it->Next(), ++expected) {
-    std::string_view key = view(it->key());
-    auto channel_sequence =
-        key.size() == prefix.size() + 8 && key.starts_with(prefix)
-            ? layout::decode_be64(key.substr(prefix.size()))
-            : std::nullopt;
-    auto sequence = layout::decode_be64(view(it->value()));
-    auto corrupt = [&](const std::string& what) {
-      return std::unexpected(Error{ErrorCode::kCorruption,
-                                   "channel index of " + std::string(channel) +
-                                       ", channel sequence " +
-                                       std::to_string(expected) + ": " + what});
-    };
-    if (channel_sequence != expected) {
-      // As read() does: a read error the iterator passed over, or missing.
-      const std::string wanted = layout::channel_key(channel, expected);
-      auto present =
-          has_key(database_, kChannelIndex, wanted,
-                  "reading the channel index of " + std::string(channel));
-      if (!present) return std::unexpected(present.error());
-      if (!*present && caught_up_after_gap(it, follow_retries)) {
-        it.reset(database_.db->NewIterator(options, database_[kChannelIndex]));
-        it->Seek(wanted);
-        --expected;  // the loop's increment brings it back
-        continue;
+  seek();
+  while (true) {
+    if (!readable_at(*it)) {
+      if (!it->status().ok()) {
+        return io_error("reading the channel index", it->status());
       }
-      if (!*present || ++rescans > kMaxRescans) {
-        return corrupt("entry missing");
+      return {};  // no entry of this channel from `expected` up to `to`
+    }
+    auto first = first_of_entry();
+    if (first && *first <= expected) {
+      if (!layout::decode_index_run(view(it->value()), run)) {
+        return corrupt("malformed log sequences");
       }
-      it.reset(database_.db->NewIterator(options, database_[kChannelIndex]));
-      it->Seek(wanted);
-      --expected;  // the loop's increment brings it back
+      // (A run that ends before `expected` is the one before it: skipped.)
+      for (std::size_t i = expected - *first; i < run.size(); ++i) {
+        if (expected > to) return {};
+        const std::uint64_t sequence = run[i];
+        pinned.Reset();
+        rocksdb::Status status =
+            database_.db->Get(rocksdb::ReadOptions(), database_[kLog],
+                              layout::encode_be64(sequence), &pinned);
+        if (status.IsNotFound()) {
+          return corrupt("points at log sequence " + std::to_string(sequence) +
+                         ", which is missing");
+        }
+        if (!status.ok()) {
+          return io_error("reading log sequence " + std::to_string(sequence),
+                          status);
+        }
+        std::string_view record = schema::aligned_record(view(pinned), scratch);
+        if (auto checked = check_record(record, sequence, expected); !checked) {
+          return checked;
+        }
+        if (!visit(expected, sequence, record)) return {};
+        ++expected;
+      }
+      it->Next();
       continue;
     }
-    if (!sequence) return corrupt("malformed log sequence");
-    pinned.Reset();
-    rocksdb::Status status =
-        database_.db->Get(rocksdb::ReadOptions(), database_[kLog],
-                          layout::encode_be64(*sequence), &pinned);
-    if (status.IsNotFound()) {
-      return corrupt("points at log sequence " + std::to_string(*sequence) +
-                     ", which is missing");
+    // The entry holding `expected` starts there (the one before ended just
+    // before it). As read() does: a read error the iterator passed over, or
+    // missing.
+    auto present = has_key(
+        database_, kChannelIndex, layout::channel_key(channel, expected),
+        "reading the channel index of " + std::string(channel));
+    if (!present) return std::unexpected(present.error());
+    if (*present && ++rescans <= kMaxRescans) {
+      seek();
+      continue;
     }
-    if (!status.ok()) {
-      return io_error("reading log sequence " + std::to_string(*sequence),
-                      status);
+    if (!*present && caught_up_after_gap(it, follow_retries)) {
+      seek();
+      continue;
     }
-    std::string_view record = schema::aligned_record(view(pinned), scratch);
-    if (auto checked = check_record(record, *sequence, expected); !checked) {
-      return checked;
-    }
-    if (!visit(expected, *sequence, record)) return {};
+    return corrupt("entry missing");
   }
-  if (!it->status().ok()) {
-    return io_error("reading the channel index", it->status());
-  }
-  return {};
 }
 
 Result<void> RocksDbLogStore::scan_log(const RecordVisitor& visit) const {
@@ -271,6 +304,7 @@ Result<void> RocksDbLogStore::scan_channel_index(
   }
   std::unique_ptr<rocksdb::Iterator> it(database_.db->NewIterator(
       rocksdb::ReadOptions(), database_[kChannelIndex]));
+  std::vector<std::uint64_t> run;
   for (it->SeekToFirst(); readable_at(*it); it->Next()) {
     std::string_view key = view(it->key());
     const std::size_t length =
@@ -278,15 +312,19 @@ Result<void> RocksDbLogStore::scan_channel_index(
     auto channel_sequence = key.size() == 1 + length + 8
                                 ? layout::decode_be64(key.substr(1 + length))
                                 : std::nullopt;
-    auto sequence = layout::decode_be64(view(it->value()));
-    if (!channel_sequence || !sequence) {
+    if (!channel_sequence ||
+        !layout::decode_index_run(view(it->value()), run)) {
       return std::unexpected(
           Error{ErrorCode::kCorruption,
                 "channel index: malformed entry (key of " +
                     std::to_string(key.size()) + " bytes, value of " +
                     std::to_string(it->value().size()) + " bytes)"});
     }
-    if (!visit(key.substr(1, length), *channel_sequence, *sequence)) return {};
+    for (std::size_t i = 0; i < run.size(); ++i) {
+      if (!visit(key.substr(1, length), *channel_sequence + i, run[i])) {
+        return {};
+      }
+    }
   }
   if (!it->status().ok()) {
     return io_error("scanning the channel index", it->status());
@@ -377,13 +415,20 @@ Result<std::uint64_t> RocksDbLogStore::durable_last_channel_sequence(
   }
   std::uint64_t last = 0;
   if (it->Valid() && view(it->key()).starts_with(prefix)) {
-    auto sequence = layout::decode_be64(view(it->key()).substr(prefix.size()));
-    if (!sequence) {
+    auto first = layout::decode_be64(view(it->key()).substr(prefix.size()));
+    if (!first) {
       return std::unexpected(Error{
           ErrorCode::kCorruption,
           "channel index of " + std::string(channel) + ": malformed key"});
     }
-    last = *sequence;
+    std::vector<std::uint64_t> run;
+    if (!layout::decode_index_run(view(it->value()), run)) {
+      return std::unexpected(Error{
+          ErrorCode::kCorruption,
+          "channel index of " + std::string(channel) + ", channel sequence " +
+              std::to_string(*first) + ": malformed log sequences"});
+    }
+    last = *first + run.size() - 1;
   }
   // The next channel sequence is numbered from this one: an iterator that
   // passed over a table file it failed to read (see has_key) would have the

@@ -225,6 +225,12 @@ class Auditor {
         problem(id, next, 0,
                 "channel index entry for channel sequence " +
                     range_text(next, channel_sequence - 1) + " missing");
+      } else if (channel_sequence < next) {
+        // Two entries' runs overlap (the store's entries cover runs).
+        problem(id, channel_sequence, log_sequence,
+                "channel index lists channel sequence " +
+                    std::to_string(channel_sequence) + " twice");
+        return true;
       }
       next = channel_sequence + 1;
       StoredRecord* found = records_.find(log_sequence);

@@ -17,6 +17,7 @@
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
 #include "parley/schemas/log_generated.h"
+#include "tests/rocksdb_raw_store.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -25,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using log::ErrorCode;
 using log::kLastSequence;
+using testing::RawStore;
 using testing::text_entry;
 using testing::text_of;
 
@@ -301,40 +303,6 @@ TEST_CASE("a MANIFEST record failing its checksum is refused naming the byte") {
   CHECK(viewed.error().code == ErrorCode::kCorruption);
 }
 
-// Direct RocksDB access to a closed store, for damage the WAL cannot show.
-struct RawStore {
-  rocksdb::DB* db = nullptr;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-
-  explicit RawStore(const fs::path& dir) {
-    std::vector<rocksdb::ColumnFamilyDescriptor> families;
-    for (std::string name :
-         {"default", "log", "channel_index", "idempotency", "meta"}) {
-      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
-    }
-    REQUIRE(rocksdb::DB::Open(rocksdb::Options(), dir.string(), families,
-                              &handles, &db)
-                .ok());
-  }
-  ~RawStore() {
-    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
-    delete db;
-  }
-  void put(int family, std::string_view key, std::string_view value) {
-    REQUIRE(db->Put(rocksdb::WriteOptions(), handles[family],
-                    rocksdb::Slice(key.data(), key.size()),
-                    rocksdb::Slice(value.data(), value.size()))
-                .ok());
-  }
-  std::string get(int family, std::string_view key) {
-    std::string value;
-    REQUIRE(db->Get(rocksdb::ReadOptions(), handles[family],
-                    rocksdb::Slice(key.data(), key.size()), &value)
-                .ok());
-    return value;
-  }
-};
-
 TEST_CASE(
     "a stored record failing verification is corruption at its sequence") {
   testing::ScratchDir dir;
@@ -469,12 +437,12 @@ TEST_CASE(
 TEST_CASE("a store of a newer format version is refused") {
   testing::ScratchDir dir;
   { open_store(dir.path()); }
-  RawStore(dir.path()).put(4, "format_version", "4");
+  RawStore(dir.path()).put(4, "format_version", "5");
   auto reopened = log::open_rocksdb_log_store(dir.path());
   REQUIRE_FALSE(reopened.has_value());
   CHECK(reopened.error().code == ErrorCode::kVersionMismatch);
   CHECK(reopened.error().message ==
-        "store format version 4, this build reads versions 1 to 3");
+        "store format version 5, this build reads versions 1 to 4");
 }
 
 // A record as schemas 1 and 2 wrote it, without a checksum field.
@@ -497,7 +465,7 @@ std::string record_without_checksum(std::uint16_t schema_version,
 
 TEST_CASE(
     "stores of formats 1 and 2 are read with their unchecksummed records "
-    "and marked 3 when opened to write") {
+    "and marked 4 when opened to write") {
   for (std::uint16_t version : {1, 2}) {
     CAPTURE(version);
     const std::string format = std::to_string(version);
@@ -527,7 +495,7 @@ TEST_CASE(
       }));
       CHECK(read == std::vector<std::uint64_t>{1, 2, 3});
     }
-    CHECK(RawStore(dir.path()).get(4, "format_version") == "3");
+    CHECK(RawStore(dir.path()).get(4, "format_version") == "4");
   }
 }
 

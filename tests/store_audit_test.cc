@@ -91,6 +91,25 @@ class RawStore {
   rocksdb::ColumnFamilyHandle* channel_index() { return handles_[2]; }
   rocksdb::ColumnFamilyHandle* idempotency() { return handles_[3]; }
 
+  // The key of `channel`'s index entry whose run holds `channel_sequence`,
+  // and the last channel sequence of that run.
+  std::pair<std::string, std::uint64_t> index_entry_holding(
+      std::string_view channel, std::uint64_t channel_sequence) {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), channel_index()));
+    it->SeekForPrev(layout::channel_key(channel, channel_sequence));
+    REQUIRE(it->Valid());
+    const std::string key = it->key().ToString();
+    REQUIRE(key.starts_with(layout::channel_prefix(channel)));
+    std::vector<std::uint64_t> run;
+    REQUIRE(layout::decode_index_run(
+        std::string_view(it->value().data(), it->value().size()), run));
+    const std::uint64_t first =
+        *layout::decode_be64(std::string_view(key).substr(key.size() - 8));
+    REQUIRE(channel_sequence < first + run.size());
+    return {key, first + run.size() - 1};
+  }
+
   // The first channel-index key, and its channel id.
   std::pair<std::string, std::string> first_index_entry() {
     std::unique_ptr<rocksdb::Iterator> it(
@@ -167,12 +186,15 @@ TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
   testing::ScratchDir dir;
   play_tour(dir.path());
   std::string channel;
+  std::string missing;  // the channel sequences the deleted entry held
   {
     RawStore raw(dir.path());
-    auto [key, id] = raw.first_index_entry();
-    channel = id;
-    // Delete the channel's second entry.
-    const std::string second = layout::channel_key(channel, 2);
+    channel = raw.first_index_entry().second;
+    // Delete the entry of the channel's second envelope: its run starts
+    // there, after the run of the channel's opening record.
+    auto [second, last] = raw.index_entry_holding(channel, 2);
+    REQUIRE(second == layout::channel_key(channel, 2));
+    missing = last == 2 ? "2" : "2.." + std::to_string(last);
     REQUIRE(raw.db()
                 .Delete(rocksdb::WriteOptions(), raw.channel_index(), second)
                 .ok());
@@ -185,13 +207,44 @@ TEST_CASE("a deleted channel-index entry is named with channel and sequence") {
   CHECK_MESSAGE(
       problems.find("missing from the channel index") != std::string::npos,
       problems);
-  CHECK_MESSAGE(problems.find("channel index entry for channel sequence 2 "
-                              "missing") != std::string::npos,
+  CHECK_MESSAGE(problems.find("channel index entry for channel sequence " +
+                              missing + " missing") != std::string::npos,
                 problems);
   Run run = parley("audit -o text --data " + dir.path().string());
   CHECK(run.exit_code == 65);
   CHECK(run.out.find("channel " + channel) != std::string::npos);
   CHECK(run.out.find("missing from the channel index") != std::string::npos);
+}
+
+TEST_CASE("overlapping channel-index runs are named") {
+  testing::ScratchDir dir;
+  play_tour(dir.path());
+  std::string channel;
+  std::uint64_t last = 0;  // the last channel sequence of a run of two or more
+  {
+    RawStore raw(dir.path());
+    channel = raw.first_index_entry().second;
+    auto [key, run_last] = raw.index_entry_holding(channel, 2);
+    REQUIRE(run_last > 2);  // the tour wrote the channel's envelopes in runs
+    last = run_last;
+    std::vector<std::uint64_t> run;
+    std::string value;
+    REQUIRE(raw.db()
+                .Get(rocksdb::ReadOptions(), raw.channel_index(), key, &value)
+                .ok());
+    REQUIRE(layout::decode_index_run(value, run));
+    // A second entry for the run's last channel sequence.
+    REQUIRE(raw.db()
+                .Put(rocksdb::WriteOptions(), raw.channel_index(),
+                     layout::channel_key(channel, last),
+                     layout::encode_be64(run.back()))
+                .ok());
+  }
+  const std::string problems = all_problems(audit(dir.path()));
+  CHECK_MESSAGE(
+      problems.find("channel index lists channel sequence " +
+                    std::to_string(last) + " twice") != std::string::npos,
+      problems);
 }
 
 TEST_CASE(
@@ -318,12 +371,14 @@ TEST_CASE(
     "parley audit -o jsonl prints one object per problem, then the summary") {
   testing::ScratchDir dir;
   play_tour(dir.path());
+  std::uint64_t first = 0;  // the first channel sequence deleted
   {
     RawStore raw(dir.path());
     const std::string channel = raw.first_index_entry().second;
+    const std::string key = raw.index_entry_holding(channel, 3).first;
+    first = *layout::decode_be64(std::string_view(key).substr(key.size() - 8));
     REQUIRE(raw.db()
-                .Delete(rocksdb::WriteOptions(), raw.channel_index(),
-                        layout::channel_key(channel, 3))
+                .Delete(rocksdb::WriteOptions(), raw.channel_index(), key)
                 .ok());
   }
   Run run = parley("audit -o jsonl --data " + dir.path().string());
@@ -334,7 +389,7 @@ TEST_CASE(
     lines.push_back(nlohmann::json::parse(line));
   }
   REQUIRE(lines.size() >= 2);
-  CHECK(lines.front()["sequence"] == 3);
+  CHECK(lines.front()["sequence"] == first);
   CHECK(lines.front()["channel_id"].is_string());
   CHECK(lines.front()["problem"].is_string());
   CHECK(lines.back()["problems"] == lines.size() - 1);
