@@ -213,5 +213,74 @@ TEST_CASE(
   }
 }
 
+// (channel sequence, log sequence) of every entry a read of `channel` from
+// its start visits.
+using ChannelEntries = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+log::Result<ChannelEntries> channel_entries(const log::LogStore& store,
+                                            std::string_view channel) {
+  ChannelEntries entries;
+  auto read = store.read_channel(
+      channel, 1, log::kLastSequence,
+      [&](std::uint64_t channel_sequence, std::uint64_t log_sequence, auto) {
+        entries.emplace_back(channel_sequence, log_sequence);
+        return true;
+      });
+  if (!read) return std::unexpected(read.error());
+  return entries;
+}
+
+TEST_CASE(
+    "a read error anywhere in a channel read fails it naming the error, or "
+    "the read comes back whole") {
+  testing::ScratchDir scratch;
+  const fs::path dir = scratch.path() / "store";
+  const std::string channel = build_store(dir).channels.begin()->first;
+  auto open_store = [&](FaultyDisk& disk) {
+    auto opened = log::open_rocksdb_log_store(
+        dir, {.env = disk.env.get(), .write_buffer_size = kSmallMemtables});
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+    return std::move(opened->store);
+  };
+  // The whole channel, and how many reads reading it makes.
+  ChannelEntries expected;
+  std::int64_t reads = 0;
+  {
+    FaultyDisk disk;
+    auto store = open_store(disk);
+    disk.file_system->faults().arm(
+        {.ops = IoFault::kRead, .nth = std::numeric_limits<int>::max()});
+    auto whole = channel_entries(*store, channel);
+    REQUIRE_MESSAGE(whole.has_value(), testing::error_message(whole));
+    expected = *whole;
+    reads = disk.file_system->faults().calls();
+  }
+  REQUIRE(expected.size() > 200);
+  REQUIRE(reads > 2);
+  int failed = 0;
+  for (const bool sticky : {true, false}) {
+    for (std::int64_t nth = 1; nth <= reads; ++nth) {
+      CAPTURE(sticky);
+      CAPTURE(nth);
+      FaultyDisk disk;
+      auto store = open_store(disk);
+      disk.file_system->faults().arm(
+          {.ops = IoFault::kRead, .nth = nth, .sticky = sticky});
+      auto read = channel_entries(*store, channel);
+      disk.file_system->faults().disarm();
+      if (read) {
+        CHECK(*read == expected);
+        continue;
+      }
+      ++failed;
+      CHECK(read.error().code == log::ErrorCode::kIoError);
+      CHECK_MESSAGE(
+          read.error().message.find("injected EIO") != std::string::npos,
+          read.error().message);
+    }
+  }
+  MESSAGE(failed << " of " << 2 * reads << " channel reads failed");
+  CHECK(failed > 0);
+}
+
 }  // namespace
 }  // namespace parley
