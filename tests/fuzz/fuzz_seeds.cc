@@ -18,6 +18,8 @@
 //   ws_frames   those frames as a client writes them on the socket (masked;
 //               whole, fragmented, between pings and before a close), read
 //               in reads of 1, 7 and 256 bytes
+//   index_runs  channel-index values: each channel of the scripts' logs as
+//               one run, and runs of one
 // Exit 0, or 1 naming what failed.
 #include <algorithm>
 #include <filesystem>
@@ -33,6 +35,7 @@
 #include "engine/json/python_json.h"
 #include "engine/registry/skill.h"
 #include "log/memory_log_store.h"
+#include "log/rocksdb_layout.h"
 #include "replay/ag2_export.h"
 #include "replay/record_json.h"
 #include "tests/fuzz/ag2_skeleton.h"
@@ -132,6 +135,24 @@ void record_seeds(Corpus& corpus, const std::string& script,
       corpus.add("records", script + "-window-" + std::to_string(++windows),
                  stream);
     }
+  }
+}
+
+void index_run_seeds(Corpus& corpus, const std::string& script,
+                     const log::LogStore& store) {
+  std::map<std::string, std::pair<std::uint64_t, std::string>> runs;
+  (void)store.scan_channel_index(
+      [&](std::string_view channel, std::uint64_t, std::uint64_t log_sequence) {
+        auto& [previous, run] = runs[std::string(channel)];
+        log::rocksdb_layout::append_to_index_run(run, previous, log_sequence);
+        previous = log_sequence;
+        return true;
+      });
+  int n = 0;
+  for (const auto& [channel, run] : runs) {
+    const std::string name = script + "-" + std::to_string(++n);
+    corpus.add("index_runs", name, run.second);
+    corpus.add("index_runs", name + "-first", run.second.substr(0, 8));
   }
 }
 
@@ -296,6 +317,7 @@ int main(int argc, char** argv) {
       const std::vector<std::string> lines = lines_of(read_file(path));
       auto store = play(lines);
       record_seeds(corpus, name, *store);
+      index_run_seeds(corpus, name, *store);
       op_seeds(corpus, name, lines);
       exec_seeds(corpus, name, lines);
       for (const std::string& line : lines) {
