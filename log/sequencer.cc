@@ -22,7 +22,7 @@ Result<void> Sequencer::check_entries(std::span<AppendEntry> batch) {
           "batch entry " + std::to_string(i) + ": not a valid log record (" +
               verified.error().describe(entry.record.size()) + ")"});
     }
-    if (!schema::stamp_sequences(entry.record, {})) {
+    if (!schema::has_sequence_fields(entry.record)) {
       return std::unexpected(
           Error{ErrorCode::kInvalidArgument,
                 "batch entry " + std::to_string(i) +

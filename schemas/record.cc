@@ -103,6 +103,12 @@ bool stamp_sequences(std::span<char> record, RecordSequences sequences) {
   return true;
 }
 
+bool has_sequence_fields(std::string_view record) {
+  const auto* table = flatbuffers::GetRoot<flatbuffers::Table>(record.data());
+  return table->GetOptionalFieldOffset(Record::VT_LOG_SEQUENCE) != 0 &&
+         table->GetOptionalFieldOffset(Record::VT_CHANNEL_SEQUENCE) != 0;
+}
+
 std::string build_envelope_record(const EnvelopeFields& envelope) {
   flatbuffers::FlatBufferBuilder builder(512);
   auto string = [&](std::string_view value) {

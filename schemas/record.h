@@ -75,6 +75,10 @@ std::expected<RecordSequences, RecordFault> verify_record(
 // false when `record` lacks the sequence fields. `record` must already
 // have passed verify_record.
 bool stamp_sequences(std::span<char> record, RecordSequences sequences);
+// Whether stamp_sequences can write `record`'s sequences (it holds both
+// fields), changing nothing. `record` must already have passed
+// verify_record.
+bool has_sequence_fields(std::string_view record);
 
 // The fields of an AG2 envelope as views into caller memory.
 // nullopt is JSON null; `audience` nullopt (broadcast) is distinct from an

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "log/mutex.h"
+#include "parley/schemas/log_generated.h"
 #include "schemas/record.h"
+#include "schemas/record_checksum.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -45,6 +47,39 @@ struct Appenders {
   int conflicts GUARDED_BY(mutex) = 0;
   int other_errors GUARDED_BY(mutex) = 0;
 };
+
+// A checksummed record of this schema whose root table lacks the sequence
+// fields (written by a builder that left their defaults out).
+std::string record_without_sequences() {
+  flatbuffers::FlatBufferBuilder builder;
+  auto body =
+      schema::CreateAgentUnregistered(builder, builder.CreateString("a1"));
+  schema::RecordBuilder root(builder);
+  root.add_schema_version(schema::kSchemaVersion);
+  root.add_checksum(1);  // not the default, so it is written; stamped below
+  root.add_body_type(schema::Body::AgentUnregistered);
+  root.add_body(body.Union());
+  schema::FinishRecordBuffer(builder, root.Finish());
+  std::string record(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+                     builder.GetSize());
+  schema::stamp_checksum(record, *schema::record_checksum_offset(record));
+  return record;
+}
+
+TEST_CASE("a record without sequence fields is refused, and left unchanged") {
+  const std::string record = record_without_sequences();
+  REQUIRE(schema::verify_record(record).has_value());
+  CHECK_FALSE(schema::has_sequence_fields(record));
+  CHECK(schema::has_sequence_fields(testing::text_record("c", "x")));
+  std::vector<AppendEntry> batch{testing::text_entry("c", "x"),
+                                 {.record = record}};
+  auto checked = Sequencer::check_entries(batch);
+  REQUIRE_FALSE(checked.has_value());
+  CHECK(checked.error().code == ErrorCode::kInvalidArgument);
+  CHECK(checked.error().message ==
+        "batch entry 1: not a valid log record (it has no sequence fields)");
+  CHECK(batch[1].record == record);
+}
 
 TEST_CASE("concurrent appends get dense log and channel sequences") {
   Appenders shared;
