@@ -53,6 +53,9 @@ Result<std::optional<std::uint64_t>> read_clean_close(
   if (exists.IsNotFound()) return std::nullopt;
   std::string text;
   rocksdb::Status status = rocksdb::ReadFileToString(&env, path, &text);
+  // A writer opening the store removes the mark: gone since it was seen,
+  // it is as if it had never been there.
+  if (status.IsNotFound() || status.IsPathNotFound()) return std::nullopt;
   if (!status.ok()) return env_error("reading " + path, status);
   const std::size_t separator = text.find(kHashSeparator);
   std::optional<std::uint64_t> last;

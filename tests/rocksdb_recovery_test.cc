@@ -14,6 +14,7 @@
 #include <latch>
 #include <thread>
 
+#include "log/rocksdb_clean_close.h"
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
 #include "parley/schemas/log_generated.h"
@@ -213,6 +214,26 @@ TEST_CASE("the clean-close mark goes at open and comes back at close") {
   CHECK(refused.error().code == ErrorCode::kCorruption);
   CHECK(refused.error().message.find("is damaged; remove it") !=
         std::string::npos);
+}
+
+// An Env that says the clean-close mark exists whether it does or not: the
+// moment between a reader seeing the mark and a writer's open removing it.
+class MarkSeenEnv : public rocksdb::EnvWrapper {
+ public:
+  MarkSeenEnv() : rocksdb::EnvWrapper(rocksdb::Env::Default()) {}
+  const char* Name() const override { return "MarkSeenEnv"; }
+  rocksdb::Status FileExists(const std::string& path) override {
+    if (path.ends_with("PARLEY-CLEAN-CLOSE")) return rocksdb::Status::OK();
+    return target()->FileExists(path);
+  }
+};
+
+TEST_CASE("a clean-close mark removed after it was seen reads as no mark") {
+  testing::ScratchDir dir;
+  MarkSeenEnv env;
+  auto mark = log::rocksdb_backend::read_clean_close(env, dir.path());
+  REQUIRE_MESSAGE(mark.has_value(), testing::error_message(mark));
+  CHECK_FALSE(mark->has_value());
 }
 
 TEST_CASE(
