@@ -164,25 +164,25 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
     }
     return layout::decode_be64(key.substr(prefix.size()));
   };
-  // Places a fresh iterator on the entry holding `expected`, which may start
-  // before it (rocksdb_layout.h), or else on the first entry after it;
-  // whether it found the one holding it.
   rocksdb::DB& db = *database_.db;
   rocksdb::ColumnFamilyHandle* const channel_index = database_[kChannelIndex];
+  // Places a fresh iterator on the entry holding `expected`, which may start
+  // before it (rocksdb_layout.h), or on a run before it that does not
+  // decode (named by the loop below, as is a read error), or else on the
+  // first entry after it.
   auto seek = [&] {
     const std::string wanted = layout::channel_key(channel, expected);
     it.reset(db.NewIterator(options, channel_index));
     it->SeekForPrev(wanted);
-    if (!it->status().ok()) return false;  // the read error is named below
+    if (!it->status().ok()) return;
     if (it->Valid()) {
       auto first = first_of_entry();
-      if (first && layout::decode_index_run(view(it->value()), run) &&
-          expected - *first < run.size()) {
-        return true;
+      if (first && (!layout::decode_index_run(view(it->value()), run) ||
+                    expected - *first < run.size())) {
+        return;
       }
     }
     it->Seek(wanted);
-    return false;
   };
   auto corrupt = [&](const std::string& what) {
     return std::unexpected(Error{ErrorCode::kCorruption,

@@ -134,6 +134,28 @@ TEST_CASE("a channel read starting inside a run reads from there") {
   CHECK(read_channel(store, "c2", 1) == std::vector<Read>{{1, 2, "x"}});
 }
 
+TEST_CASE("a channel read names a run that does not decode, from inside it") {
+  testing::ScratchDir dir;
+  {
+    append_batch(*open_store(dir.path()).store, {"c1", "c1", "c1"},
+                 {"a", "b", "c"});
+  }
+  RawStore(dir.path())
+      .put(kChannelIndex, layout::channel_key("c1", 1),
+           layout::encode_be64(1) + "\x81");
+  auto opened = open_store(dir.path());
+  for (std::uint64_t from : {1, 2}) {
+    CAPTURE(from);
+    auto read = opened.store->read_channel(
+        "c1", from, kLastSequence, [](auto, auto, auto) { return true; });
+    REQUIRE_FALSE(read.has_value());
+    CHECK(read.error().code == log::ErrorCode::kCorruption);
+    CHECK(read.error().message == "channel index of c1, channel sequence " +
+                                      std::to_string(from) +
+                                      ": malformed log sequences");
+  }
+}
+
 TEST_CASE("the next channel sequence follows the last run, across reopen") {
   testing::ScratchDir dir;
   {
