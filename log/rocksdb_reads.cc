@@ -166,6 +166,7 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
   };
   rocksdb::DB& db = *database_.db;
   rocksdb::ColumnFamilyHandle* const channel_index = database_[kChannelIndex];
+  rocksdb::ColumnFamilyHandle* const log_family = database_[kLog];
   // Places a fresh iterator on the entry holding `expected`, which may start
   // before it (rocksdb_layout.h), or on a run before it that does not
   // decode (named by the loop below, as is a read error), or else on the
@@ -210,9 +211,8 @@ Result<void> RocksDbLogStore::read_channel(std::string_view channel,
         if (expected > to) return {};
         const std::uint64_t sequence = run[i];
         pinned.Reset();
-        rocksdb::Status status =
-            database_.db->Get(rocksdb::ReadOptions(), database_[kLog],
-                              layout::encode_be64(sequence), &pinned);
+        rocksdb::Status status = db.Get(rocksdb::ReadOptions(), log_family,
+                                        layout::encode_be64(sequence), &pinned);
         if (status.IsNotFound()) {
           return corrupt("points at log sequence " + std::to_string(sequence) +
                          ", which is missing");
