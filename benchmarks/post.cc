@@ -339,10 +339,17 @@ Run run_pipelined(BenchHub& bench, std::uint64_t ops) {
     bench.hub().post_envelope(
         std::move(envelope), [&, i, start](engine::Result<std::string> posted) {
           latencies[i] = Clock::now() - start;
-          std::lock_guard lock(mutex);
+          std::unique_lock lock(mutex);
           if (!posted && !failure) failure = posted.error();
           --in_flight;
-          if (in_flight == kRefillAt || in_flight == 0 || failure) {
+          if (in_flight == 0 || failure) {
+            // Under the lock: once the poster sees this, `room` may go.
+            room.notify_one();
+          } else if (in_flight == kRefillAt) {
+            // After unlocking, so that the poster wakes to a free mutex.
+            // Completions run one at a time on the committer's thread, so
+            // the last one (which notifies under the lock) comes after.
+            lock.unlock();
             room.notify_one();
           }
         });

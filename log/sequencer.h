@@ -7,11 +7,11 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "log/log_store.h"
+#include "log/string_map.h"
 
 namespace parley::log {
 
@@ -53,7 +53,7 @@ class Sequencer {
                              const Lookups& lookups);
 
   std::uint64_t last_log_sequence_;
-  std::unordered_map<std::string, std::uint64_t> last_channel_sequence_;
+  StringMap<std::uint64_t> last_channel_sequence_;
   std::unordered_set<std::string> keys_in_flight_;
 };
 

@@ -428,6 +428,33 @@ TEST_CASE("CONV-06 conversations never have pending turns") {
   CHECK_FALSE(adapter.expected_next(channel.metadata, *channel.state));
 }
 
+// The hub folds a copy of the state to call on_accepted only for adapters
+// that read it; the others decide the same from the state before.
+TEST_CASE("adapters that skip on_accepted's state decide the same without it") {
+  CHECK(ConsultingAdapter().on_accepted_reads_state());
+  CHECK(WorkflowAdapter().on_accepted_reads_state());
+  const ConversationAdapter conversation;
+  const DiscussionAdapter discussion;
+  for (const ChannelAdapter* adapter :
+       {static_cast<const ChannelAdapter*>(&conversation),
+        static_cast<const ChannelAdapter*>(&discussion)}) {
+    CHECK_FALSE(adapter->on_accepted_reads_state());
+    Channel channel(*adapter,
+                    metadata_for(*adapter, {"alice", "bob", "carol"}));
+    const char* const senders[] = {"alice", "bob", "carol", "alice", "bob"};
+    for (int i = 0; i < 5; ++i) {
+      const Envelope e = text(senders[i], "e" + std::to_string(i));
+      const auto before = channel.state->clone();
+      const AcceptResult without =
+          adapter->on_accepted(channel.metadata, view_of(e), *before);
+      auto with = channel.post(e);
+      REQUIRE(with.has_value());
+      CHECK(with->next_state == without.next_state);
+      CHECK(with->auto_close_reason == without.auto_close_reason);
+    }
+  }
+}
+
 // ---- discussion (area 6) ----------------------------------------------------
 
 TEST_CASE("DISC-01 creation validation: ordering and participant count") {

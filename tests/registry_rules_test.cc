@@ -351,6 +351,14 @@ TEST_CASE("globs are anchored and case-sensitive") {
   CHECK_FALSE(glob_match("ag2:*:*", "ag2:alice"));
 }
 
+TEST_CASE("a pattern without wildcards matches only that name") {
+  CHECK(glob_match("bob", "bob"));
+  CHECK_FALSE(glob_match("bob", "bob\xff"));
+  CHECK_FALSE(glob_match("bob", ""));
+  CHECK(glob_match("j\xc3\xa9r\xc3\xb4me", "j\xc3\xa9r\xc3\xb4me"));
+  CHECK_FALSE(glob_match("j\xc3\xa9r\xc3\xb4me", "jerome"));
+}
+
 TEST_CASE("* matches any run and ? exactly one character") {
   CHECK(glob_match("a*b", "ab"));
   CHECK(glob_match("a*b", "a\nxb"));

@@ -74,6 +74,9 @@ class ChannelAdapter {
   virtual AcceptResult on_accepted(const ChannelMetadata& metadata,
                                    const EnvelopeView& envelope,
                                    const AdapterState& after) const = 0;
+  // False when on_accepted never reads its `after` state: the hub then
+  // passes the state before the envelope instead of folding a copy.
+  virtual bool on_accepted_reads_state() const { return true; }
 
   virtual std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata, const AdapterState& state) const = 0;

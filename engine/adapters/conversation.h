@@ -38,6 +38,7 @@ class ConversationAdapter final : public ChannelAdapter {
   AcceptResult on_accepted(const ChannelMetadata& metadata,
                            const EnvelopeView& envelope,
                            const AdapterState& after) const override;
+  bool on_accepted_reads_state() const override { return false; }
   std::optional<ExpectedTurn> expected_next(
       const ChannelMetadata& metadata,
       const AdapterState& state) const override;

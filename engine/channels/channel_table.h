@@ -14,7 +14,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "engine/base/envelope.h"
 #include "engine/channels/channel.h"
 #include "engine/channels/channel_activity.h"
+#include "log/string_map.h"
 
 namespace parley::engine {
 
@@ -72,16 +72,7 @@ class ChannelTable {
   const std::vector<ChannelEntry*>& in_order() const { return order_; }
 
  private:
-  // Looked up by string_view without building a std::string.
-  struct IdHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view id) const {
-      return std::hash<std::string_view>{}(id);
-    }
-  };
-  std::unordered_map<std::string, std::unique_ptr<ChannelEntry>, IdHash,
-                     std::equal_to<>>
-      channels_;
+  log::StringMap<std::unique_ptr<ChannelEntry>> channels_;
   std::vector<ChannelEntry*> order_;
 };
 

@@ -82,8 +82,10 @@ Result<void> RuleBasedArbiter::authorize_inbox(const AgentRecord& recipient,
 bool RuleBasedArbiter::authorize_dispatch(const Registry& registry,
                                           const Envelope& envelope,
                                           const AgentRecord& recipient) const {
+  const AgentRecord* sender = registry.find(envelope.sender_id);
   return matches_any(recipient.rule.access.inbound_from,
-                     registry.name_for(envelope.sender_id));
+                     sender ? std::string_view(sender->passport.name)
+                            : std::string_view(envelope.sender_id));
 }
 
 Result<void> RuleBasedArbiter::authorize_channel_open(

@@ -52,10 +52,14 @@ class Committer::LogThread {
     });
   }
   // Has the open group written soon. Any thread; never blocks on the log.
+  // Notifies after unlocking, so that the woken thread does not block on
+  // the mutex at once and need a second wake-up.
   void request_flush() EXCLUDES(mutex_) {
-    log::MutexLock lock(mutex_);
-    if (wanted_) return;
-    wanted_ = true;
+    {
+      log::MutexLock lock(mutex_);
+      if (wanted_) return;
+      wanted_ = true;
+    }
     wake_.notify_one();
   }
   // Serves what was requested, then ends the thread. Idempotent.

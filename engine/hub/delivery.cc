@@ -22,7 +22,9 @@ void HubCore::tell(const std::function<void(HubListener&)>& event) const {
 
 void Delivery::subscribe(std::string_view agent_id, DeliveryCallback callback) {
   log::MutexLock lock(mutex_);
-  subscribers_.insert_or_assign(std::string(agent_id), std::move(callback));
+  subscribers_.insert_or_assign(
+      std::string(agent_id),
+      std::make_shared<const DeliveryCallback>(std::move(callback)));
 }
 
 std::shared_ptr<DeliveryQueue> Delivery::subscribe_queue(
@@ -51,43 +53,45 @@ void Delivery::forget(std::string_view agent_id) {
   }
 }
 
-std::vector<PlannedDelivery> Delivery::plan(
-    const ChannelMetadata& metadata,
-    const std::shared_ptr<const Envelope>& shared) const {
+void Delivery::plan(const ChannelMetadata& metadata,
+                    const std::shared_ptr<const Envelope>& shared,
+                    std::size_t staged,
+                    std::vector<PlannedDelivery>& into) const {
   const Envelope& envelope = *shared;
   const Registry& registry = core_.state.registry;
-  std::vector<std::string> ids;
+  const bool substantive = !event_type::is_protocol(envelope.event_type);
+  auto deliver_to = [&](const AgentRecord* recipient) {
+    if (!recipient ||
+        !core_.arbiter->authorize_dispatch(registry, envelope, *recipient)) {
+      return;
+    }
+    PlannedDelivery& delivery = into.emplace_back();
+    delivery.recipient_id = recipient->agent_id();
+    delivery.envelope = shared;
+    delivery.substantive = substantive;
+    delivery.inbox_cap = recipient->rule.limits.inbox_max_pending;
+    delivery.high_water = recipient->rule.limits.inbox_high_water.value_or(
+        std::max<std::int64_t>(1, delivery.inbox_cap * 8 / 10));
+    delivery.staged = staged;
+  };
   if (envelope.audience) {
     for (const auto& id : *envelope.audience) {
-      if (registry.find(id)) {
-        ids.push_back(id);
+      if (const AgentRecord* recipient = registry.find(id)) {
+        deliver_to(recipient);
       } else if (auto resolved =
                      core_.arbiter->resolve_unknown_audience(envelope, id)) {
-        std::ranges::copy(*resolved, std::back_inserter(ids));
+        for (const std::string& resolved_id : *resolved) {
+          deliver_to(registry.find(resolved_id));
+        }
       }
     }
   } else {
     for (const Participant& participant : metadata.participants) {
       if (participant.agent_id != envelope.sender_id) {
-        ids.push_back(participant.agent_id);
+        deliver_to(registry.find(participant.agent_id));
       }
     }
   }
-  const bool substantive = !event_type::is_protocol(envelope.event_type);
-  std::vector<PlannedDelivery> out;
-  for (auto& id : ids) {
-    const AgentRecord* recipient = registry.find(id);
-    if (!recipient ||
-        !core_.arbiter->authorize_dispatch(registry, envelope, *recipient)) {
-      continue;
-    }
-    PlannedDelivery delivery{std::move(id), shared, substantive};
-    delivery.inbox_cap = recipient->rule.limits.inbox_max_pending;
-    delivery.high_water = recipient->rule.limits.inbox_high_water.value_or(
-        std::max<std::int64_t>(1, delivery.inbox_cap * 8 / 10));
-    out.push_back(std::move(delivery));
-  }
-  return out;
 }
 
 Result<void> Delivery::check_inboxes(const ChannelMetadata& metadata,
@@ -149,7 +153,7 @@ void Delivery::publish(const Commit& batch) {
 // that throws fails only its own delivery (on_dispatch_failed).
 void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
   for (const PlannedDelivery& delivery : deliveries) {
-    DeliveryCallback callback;
+    std::shared_ptr<const DeliveryCallback> callback;
     std::optional<std::int64_t> pressure;
     {
       log::MutexLock lock(mutex_);
@@ -171,7 +175,7 @@ void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
       });
     };
     try {
-      callback(delivery.recipient_id, *delivery.envelope);
+      (*callback)(delivery.recipient_id, *delivery.envelope);
     } catch (const std::exception& error) {
       failed(error.what());
     } catch (...) {
@@ -189,7 +193,7 @@ void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
 std::map<std::string, std::int64_t, std::less<>> Delivery::pending_inbox()
     const {
   log::MutexLock lock(mutex_);
-  return pending_inbox_;
+  return {pending_inbox_.begin(), pending_inbox_.end()};
 }
 
 }  // namespace parley::engine

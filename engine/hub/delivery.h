@@ -23,6 +23,7 @@
 #include "engine/hub/delivery_queue.h"
 #include "engine/hub/hub_core.h"
 #include "log/mutex.h"
+#include "log/string_map.h"
 #include "log/thread_annotations.h"
 
 namespace parley::engine {
@@ -39,13 +40,14 @@ class Delivery {
   // An unregistered agent: its subscription and counter are dropped.
   void forget(std::string_view agent_id);
 
-  // The recipients of `envelope` in a channel described by `metadata`: its
-  // audience, or every participant but the sender; an unknown id replaced
-  // by what the arbiter resolves it to, or dropped; recipients the arbiter
-  // refuses skipped.
-  std::vector<PlannedDelivery> plan(
-      const ChannelMetadata& metadata,
-      const std::shared_ptr<const Envelope>& envelope) const
+  // Appends to `into` a delivery of `envelope` (staged at index `staged`
+  // of its batch) to each of its recipients in a channel described by
+  // `metadata`: its audience, or every participant but the sender; an
+  // unknown id replaced by what the arbiter resolves it to, or dropped;
+  // recipients the arbiter refuses skipped.
+  void plan(const ChannelMetadata& metadata,
+            const std::shared_ptr<const Envelope>& envelope, std::size_t staged,
+            std::vector<PlannedDelivery>& into) const
       REQUIRES_SHARED(core_.state_mutex);
 
   // Refuses a substantive post when a recipient's inbox is at its cap
@@ -81,11 +83,12 @@ class Delivery {
 
   HubCore& core_;
   mutable log::Mutex mutex_;
-  std::map<std::string, DeliveryCallback, std::less<>> subscribers_
+  // Shared, so that a delivery takes its callback out of the lock without
+  // copying it.
+  log::StringMap<std::shared_ptr<const DeliveryCallback>> subscribers_
       GUARDED_BY(mutex_);
   // Substantive deliveries not yet answered by a post.
-  std::map<std::string, std::int64_t, std::less<>> pending_inbox_
-      GUARDED_BY(mutex_);
+  log::StringMap<std::int64_t> pending_inbox_ GUARDED_BY(mutex_);
 };
 
 }  // namespace parley::engine

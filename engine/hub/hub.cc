@@ -186,11 +186,7 @@ Result<void> Hub::fold(Commit& batch,
         core_->state.channels.find(staged.envelope->channel_id);
     if (!channel) continue;
     delivery_->check_same_state(*core_);
-    for (PlannedDelivery& delivery :
-         delivery_->plan(channel->metadata, staged.envelope)) {
-      delivery.staged = i;
-      batch.deliveries.push_back(std::move(delivery));
-    }
+    delivery_->plan(channel->metadata, staged.envelope, i, batch.deliveries);
   }
   channels_->check_same_state(*core_);
   channels_->folded();

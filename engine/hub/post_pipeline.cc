@@ -120,10 +120,15 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
   const bool pending = metadata.state == ChannelState::kPending;
   std::optional<AcceptResult> accepted;
   if (!ack && !reject) {
-    auto after = channel->state->clone();
-    channel->adapter->fold(view_of(envelope), *after);
-    accepted =
-        channel->adapter->on_accepted(metadata, view_of(envelope), *after);
+    const ChannelAdapter& adapter = *channel->adapter;
+    if (adapter.on_accepted_reads_state()) {
+      auto after = channel->state->clone();
+      adapter.fold(view_of(envelope), *after);
+      accepted = adapter.on_accepted(metadata, view_of(envelope), *after);
+    } else {
+      accepted =
+          adapter.on_accepted(metadata, view_of(envelope), *channel->state);
+    }
   }
   const bool activates = ack && pending && metadata.rejected_by.empty() &&
                          metadata.pending_acks.size() == 1 &&

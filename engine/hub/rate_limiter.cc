@@ -40,13 +40,13 @@ Result<void> RateLimiter::check(const AgentRecord& sender, Timestamp now) {
 
 void RateLimiter::consume(std::string_view sender_id) {
   log::MutexLock lock(mutex_);
-  auto it = buckets_.find(std::string(sender_id));
+  auto it = buckets_.find(sender_id);
   if (it != buckets_.end()) it->second.tokens -= 1.0;
 }
 
 void RateLimiter::refund(std::string_view sender_id) {
   log::MutexLock lock(mutex_);
-  auto it = buckets_.find(std::string(sender_id));
+  auto it = buckets_.find(sender_id);
   if (it != buckets_.end()) it->second.tokens += 1.0;
 }
 

@@ -13,12 +13,12 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "engine/base/clock.h"
 #include "engine/base/error.h"
 #include "engine/registry/registry.h"
 #include "log/mutex.h"
+#include "log/string_map.h"
 #include "log/thread_annotations.h"
 
 namespace parley::engine {
@@ -44,7 +44,7 @@ class RateLimiter {
   };
 
   log::Mutex mutex_;
-  std::unordered_map<std::string, Bucket> buckets_ GUARDED_BY(mutex_);
+  log::StringMap<Bucket> buckets_ GUARDED_BY(mutex_);
 };
 
 }  // namespace parley::engine

@@ -1,5 +1,6 @@
 #include "engine/registry/glob.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -135,6 +136,16 @@ std::vector<Token> compile(const std::u32string& pat) {
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view name) {
+  // The common patterns, without decoding: `*` matches every name, and an
+  // ASCII pattern without wildcards only itself (any other name decodes to
+  // other code points, invalid bytes included).
+  if (pattern == "*") return true;
+  if (std::ranges::all_of(pattern, [](char c) {
+        return static_cast<unsigned char>(c) < 0x80 && c != '*' && c != '?' &&
+               c != '[';
+      })) {
+    return pattern == name;
+  }
   const std::vector<Token> tokens = compile(decode_utf8(pattern));
   const std::u32string text = decode_utf8(name);
   // Every token but `*` consumes exactly one character, so backtracking to

@@ -61,7 +61,7 @@ void Registry::add(AgentRecord record) {
 }
 
 void Registry::remove(std::string_view agent_id) {
-  auto it = agents_.find(std::string(agent_id));
+  auto it = agents_.find(agent_id);
   if (it == agents_.end()) return;
   auto name = by_name_.find(it->second.passport.name);
   if (name != by_name_.end() && name->second == agent_id) by_name_.erase(name);
@@ -71,7 +71,7 @@ void Registry::remove(std::string_view agent_id) {
 }
 
 void Registry::set_resume(std::string_view agent_id, Resume resume) {
-  auto it = agents_.find(std::string(agent_id));
+  auto it = agents_.find(agent_id);
   if (it == agents_.end()) return;
   unindex_capabilities(it->second);
   it->second.resume = std::move(resume);
@@ -79,26 +79,26 @@ void Registry::set_resume(std::string_view agent_id, Resume resume) {
 }
 
 void Registry::set_rule(std::string_view agent_id, Rule rule) {
-  auto it = agents_.find(std::string(agent_id));
+  auto it = agents_.find(agent_id);
   if (it != agents_.end()) it->second.rule = std::move(rule);
 }
 
 void Registry::set_skill(std::string_view agent_id,
                          std::optional<std::string> skill) {
-  auto it = agents_.find(std::string(agent_id));
+  auto it = agents_.find(agent_id);
   if (it != agents_.end()) it->second.skill_md = std::move(skill);
 }
 
 void Registry::remember_observed_task(std::string_view agent_id,
                                       std::string task_id) {
-  auto it = agents_.find(std::string(agent_id));
+  auto it = agents_.find(agent_id);
   if (it != agents_.end()) it->second.observed_tasks.insert(std::move(task_id));
 }
 
 void Registry::set_cursor(std::string_view agent_id,
                           std::string_view channel_id,
                           std::string envelope_id) {
-  auto it = agents_.find(std::string(agent_id));
+  auto it = agents_.find(agent_id);
   if (it != agents_.end()) {
     it->second.cursors.insert_or_assign(std::string(channel_id),
                                         std::move(envelope_id));
@@ -106,13 +106,13 @@ void Registry::set_cursor(std::string_view agent_id,
 }
 
 const AgentRecord* Registry::find(std::string_view agent_id) const {
-  auto it = agents_.find(std::string(agent_id));
+  auto it = agents_.find(agent_id);
   return it == agents_.end() ? nullptr : &it->second;
 }
 
 std::optional<std::string> Registry::find_agent_id(
     std::string_view name) const {
-  auto it = by_name_.find(std::string(name));
+  auto it = by_name_.find(name);
   if (it == by_name_.end()) return std::nullopt;
   return it->second;
 }

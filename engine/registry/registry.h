@@ -12,10 +12,10 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/registry/identity.h"
+#include "log/string_map.h"
 
 namespace parley::engine {
 
@@ -84,9 +84,9 @@ class Registry {
   void index_capabilities(const AgentRecord& record);
   void unindex_capabilities(const AgentRecord& record);
 
-  std::unordered_map<std::string, AgentRecord> agents_;
+  log::StringMap<AgentRecord> agents_;
   std::vector<std::string> order_;  // registration order
-  std::unordered_map<std::string, std::string> by_name_;
+  log::StringMap<std::string> by_name_;
   std::map<std::string, std::set<std::string>, std::less<>> by_capability_;
 };
 
