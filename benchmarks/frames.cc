@@ -1,15 +1,16 @@
-// parley-bench-frames: what decoding an inbound frame costs `parley serve`,
-// one thread, no I/O: the JSON tree path (nlohmann: decode_frame, then for
-// a post the op layer's envelope parse) against the hot path (simdjson
-// straight into the typed frame, engine/transport/hot_frames.h), on the
-// two frames every post brings: its post_envelope request (an
+// parley-bench-frames: what the frames of a post cost `parley serve`, one
+// thread, no I/O. Decoding: the JSON tree path (nlohmann: decode_frame,
+// then for a post the op layer's envelope parse) against the hot path
+// (simdjson straight into the typed frame, engine/transport/hot_frames.h),
+// on the two frames every post brings in: its post_envelope request (an
 // ag2.msg.text of --text-bytes, as AG2's client writes it) and the
-// recipient's receipt.
+// recipient's receipt. Encoding: the notify frame that carries the posted
+// envelope to its recipient.
 //
-// Each loop runs kRuns times over --num decodes and the best run counts;
-// every decode's result is checked, so a path that decodes nothing cannot
-// look fast. Output: db_bench-style lines (MB/s over the frame's bytes) and
-// a JSON summary.
+// Each loop runs kRuns times over --num frames and the best run counts;
+// every result is checked, so a path that does nothing cannot look fast.
+// Output: db_bench-style lines (MB/s over the frame's bytes) and a JSON
+// summary.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -71,13 +72,15 @@ bool hot_receipt(std::string_view text) {
   return frame && std::holds_alternative<transport::ReceiptFrame>(*frame);
 }
 
-Measurement time_decodes(const std::string& name, std::string_view text,
-                         bool (*decode)(std::string_view), std::uint64_t num) {
+// `frame` returns whether its frame came out right.
+template <typename Frame>
+Measurement time_frames(const std::string& name, std::size_t frame_bytes,
+                        std::uint64_t num, Frame frame) {
   double best = 0;
   for (int run = 0; run < kRuns; ++run) {
     const auto start = Clock::now();
     for (std::uint64_t i = 0; i < num; ++i) {
-      if (!decode(text)) throw BenchmarkError(name + ": a decode failed");
+      if (!frame()) throw BenchmarkError(name + ": a frame came out wrong");
     }
     const double seconds = seconds_since(start);
     if (run == 0 || seconds < best) best = seconds;
@@ -85,7 +88,30 @@ Measurement time_decodes(const std::string& name, std::string_view text,
   return Measurement{.name = name,
                      .ops = num,
                      .seconds = best,
-                     .bytes_per_op = static_cast<double>(text.size())};
+                     .bytes_per_op = static_cast<double>(frame_bytes)};
+}
+
+Measurement time_decodes(const std::string& name, std::string_view text,
+                         bool (*decode)(std::string_view), std::uint64_t num) {
+  return time_frames(name, text.size(), num, [&] { return decode(text); });
+}
+
+// The notify of the envelope `post` carries, as the hub stamps it.
+Measurement time_notify_encodes(std::string_view post, std::uint64_t num) {
+  auto frame = transport::decode_hot_frame(post);
+  if (!frame || !std::holds_alternative<transport::PostRequestFrame>(*frame)) {
+    throw BenchmarkError("encode_notify: the post frame does not decode");
+  }
+  engine::Envelope envelope =
+      std::get<transport::PostRequestFrame>(std::move(*frame)).envelope;
+  envelope.envelope_id = "9d8c7b6a5f4e43d2c1b0a9f8e7d6c5b4";
+  envelope.created_at = "2026-11-28T11:00:00.000000+00:00";
+  const std::string recipient = "7e6d5c4b3a2948f7a6b5c4d3e2f1a0b9";
+  const std::size_t bytes =
+      transport::encode_notify(envelope, recipient).size();
+  return time_frames("encode_notify", bytes, num, [&] {
+    return transport::encode_notify(envelope, recipient).size() == bytes;
+  });
 }
 
 void run(const Options& options) {
@@ -102,6 +128,7 @@ void run(const Options& options) {
   add(time_decodes("decode_post_hot", post, hot_post, options.num));
   add(time_decodes("decode_receipt_tree", kReceipt, tree_receipt, options.num));
   add(time_decodes("decode_receipt_hot", kReceipt, hot_receipt, options.num));
+  add(time_notify_encodes(post, options.num));
   emit_summary(measurements, options.json_path);
 }
 
@@ -110,8 +137,10 @@ void run(const Options& options) {
 
 int main(int argc, char** argv) {
   parley::bench::Options options;
-  CLI::App app{"Inbound frame decoding: JSON tree against the hot path"};
-  app.add_option("--num", options.num, "Decodes per loop (default 200000)")
+  CLI::App app{
+      "A post's frames: decoding (JSON tree against the hot path) and the "
+      "notify's encoding"};
+  app.add_option("--num", options.num, "Frames per loop (default 200000)")
       ->check(CLI::PositiveNumber);
   app.add_option("--text-bytes", options.text_bytes,
                  "Bytes of the posted text (default 300)");

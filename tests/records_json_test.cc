@@ -700,9 +700,10 @@ TEST_CASE("dump_python matches Python's json.dumps") {
         "18446744073709551615");
 }
 
-// The plain run is found 8 bytes at a time: each character that needs
-// escaping is escaped wherever it falls in or across an 8-byte word.
-TEST_CASE("python strings escape a character at every offset of a word") {
+// The plain run is found 16 bytes, then 8, then one at a time: each
+// character that needs escaping is escaped wherever it falls in or across
+// a block.
+TEST_CASE("python strings escape a character at every offset of a block") {
   const std::pair<std::string_view, std::string_view> escapes[] = {
       {std::string_view("\0", 1), "\\u0000"},
       {"\x1f", "\\u001f"},
@@ -712,11 +713,12 @@ TEST_CASE("python strings escape a character at every offset of a word") {
       {"\x7f", "\\u007f"},
       {"\xc3\xa9", "\\u00e9"},                 // é
       {"\xf0\x9f\x98\x80", "\\ud83d\\ude00"},  // an emoji, a surrogate pair
+      {"\xff", "\\udcff"},                     // a byte that starts no UTF-8
   };
   for (const auto& escape : escapes) {
-    for (std::size_t before = 0; before <= 17; ++before) {
+    for (std::size_t before = 0; before <= 35; ++before) {
       const std::string head(before, 'a');
-      const std::string tail(19 - before, 'b');
+      const std::string tail(37 - before, 'b');
       std::string out;
       append_python_string(head + std::string(escape.first) + tail, out);
       CHECK(out == "\"" + head + std::string(escape.second) + tail + "\"");
