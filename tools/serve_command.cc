@@ -164,7 +164,8 @@ void report_open(const log::RecoveryReport& recovery) {
   }
 }
 
-// The standby's wait: follows the log into `hub` while another thread
+// The standby's wait: announces that it follows (once a signal would stop
+// it cleanly), then follows the log into `hub` while another thread
 // waits for the store to open read-write (its writer gone, or its lease
 // lapsed: on PostgreSQL one connection polls the writer's lock), then makes
 // the hub its writer. Returns the exit code when it ends otherwise (a
@@ -181,6 +182,10 @@ std::optional<int> take_over_when_free(const ServerConfig& config,
   auto on_signal = [](int) { standby_signal = 1; };
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // Announced only now: a signal from here on stops the standby cleanly.
+  std::cout << "standby: following " << where << " from log sequence "
+            << hub.store().last_sequence() << '\n'
+            << std::flush;
   while (true) {
     std::optional<log::Result<log::OpenedLogStore>> opened;
     std::atomic<bool> done = false;
@@ -238,8 +243,8 @@ std::optional<int> take_over_when_free(const ServerConfig& config,
                 << " over: " << taken.error().message << '\n';
       return kExitIoError;
     }
-    // From here until the server installs its own handlers
-    // (run_until_signal), a signal has its default effect: the process
+    // From here until the server catches signals itself (catch_signals,
+    // just after it starts), a signal has its default effect: the process
     // ends, having served nothing.
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
@@ -271,9 +276,6 @@ std::expected<std::unique_ptr<transport::Server>, int> start_standby(
               << hub.error().message << '\n';
     return std::unexpected(kExitIoError);
   }
-  std::cout << "standby: following " << where << " from log sequence "
-            << (*hub)->store().last_sequence() << '\n'
-            << std::flush;
   if (auto ended = take_over_when_free(config, **hub)) {
     (void)(*hub)->close();
     return std::unexpected(*ended);
@@ -321,6 +323,7 @@ int run(const ServeFlags& flags) {
     }
     server = std::move(*started);
   }
+  server->catch_signals();
   std::cout << "listening on " << server->url() << '\n';
   if (auto admin = server->admin_port()) {
     std::cout << "admin on http://"

@@ -294,9 +294,16 @@ const ServerConfig& Server::config() const { return impl_->config; }
 
 engine::Result<void> Server::shutdown() { return impl_->shutdown(); }
 
-engine::Result<void> Server::run_until_signal() {
+void Server::catch_signals() {
   Impl& s = *impl_;
-  s.signals = std::make_unique<net::signal_set>(s.io, SIGINT, SIGTERM);
+  if (!s.signals) {
+    s.signals = std::make_unique<net::signal_set>(s.io, SIGINT, SIGTERM);
+  }
+}
+
+engine::Result<void> Server::run_until_signal() {
+  catch_signals();
+  Impl& s = *impl_;
   std::function<void(const boost::system::error_code&, int)> on_signal;
   on_signal = [&s, &on_signal](const boost::system::error_code& ec,
                                int signal) {

@@ -67,8 +67,14 @@ class Server {
   // Idempotent.
   engine::Result<void> shutdown();
 
-  // Blocks until SIGINT or SIGTERM, then shutdown(). A second signal
-  // during the shutdown exits the process at once (128 + the signal).
+  // From now on SIGINT and SIGTERM are the server's instead of ending the
+  // process: one that arrives before run_until_signal is kept for it. Call
+  // it before announcing the server to anyone who may signal it.
+  void catch_signals();
+
+  // Blocks until SIGINT or SIGTERM (catch_signals() first, if it was not
+  // called), then shutdown(). A second signal during the shutdown exits the
+  // process at once (128 + the signal).
   engine::Result<void> run_until_signal();
 
  private:
