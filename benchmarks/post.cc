@@ -194,22 +194,25 @@ class BenchHub {
                                                std::nullopt, std::nullopt),
                        "register_identity");
     const std::string id = *registered.agent_id;
-    hub_->subscribe(id, [this](const std::string& recipient,
-                               const engine::Envelope& envelope) {
-      if (envelope.event_type == ev::kText) {
-        text_deliveries_.fetch_add(1, std::memory_order_relaxed);
-        return;
-      }
-      if (envelope.event_type != ev::kChannelInvite) return;
-      engine::Envelope ack;
-      ack.channel_id = envelope.channel_id;
-      ack.sender_id = recipient;
-      ack.event_type = std::string(ev::kChannelInviteAck);
-      ack.event_data =
-          engine::to_flex(json{{"channel_id", envelope.channel_id}}).value();
-      ack.causation_id = envelope.envelope_id;
-      (void)hub_->post_envelope(std::move(ack));
-    });
+    hub_->subscribe(
+        id, [this](const std::string& recipient,
+                   const std::shared_ptr<const engine::Envelope>& delivered) {
+          const engine::Envelope& envelope = *delivered;
+          if (envelope.event_type == ev::kText) {
+            text_deliveries_.fetch_add(1, std::memory_order_relaxed);
+            return;
+          }
+          if (envelope.event_type != ev::kChannelInvite) return;
+          engine::Envelope ack;
+          ack.channel_id = envelope.channel_id;
+          ack.sender_id = recipient;
+          ack.event_type = std::string(ev::kChannelInviteAck);
+          ack.event_data =
+              engine::to_flex(json{{"channel_id", envelope.channel_id}})
+                  .value();
+          ack.causation_id = envelope.envelope_id;
+          (void)hub_->post_envelope(std::move(ack));
+        });
     return id;
   }
 

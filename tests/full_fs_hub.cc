@@ -101,13 +101,17 @@ void round(const fs::path& dir, bool guard) {
     };
     const std::string alice = agent("alice");
     const std::string bob = agent("bob");
-    hub->subscribe(bob, [&](const std::string& recipient,
-                            const parley::engine::Envelope& envelope) {
-      if (envelope.event_type == parley::engine::event_type::kChannelInvite) {
-        (void)hub->post_envelope(
-            parley::engine::invite_reply(envelope, recipient));
-      }
-    });
+    hub->subscribe(
+        bob,
+        [&](const std::string& recipient,
+            const std::shared_ptr<const parley::engine::Envelope>& delivered) {
+          const parley::engine::Envelope& envelope = *delivered;
+          if (envelope.event_type ==
+              parley::engine::event_type::kChannelInvite) {
+            (void)hub->post_envelope(
+                parley::engine::invite_reply(envelope, recipient));
+          }
+        });
     auto created =
         ops.call("create_channel", {{"creator_id", alice},
                                     {"manifest_type", "conversation"},

@@ -47,7 +47,9 @@ TEST_CASE("CONSULT-13 a human respondent answers and the channel closes") {
   // would; it also acks its invite.
   std::vector<engine::Envelope> seen;
   t.hub().subscribe(reviewer, [&](const std::string&,
-                                  const engine::Envelope& envelope) {
+                                  const std::shared_ptr<const engine::Envelope>&
+                                      delivered) {
+    const engine::Envelope& envelope = *delivered;
     seen.push_back(envelope);
     engine::Envelope reply;
     if (envelope.event_type == engine::event_type::kChannelInvite) {

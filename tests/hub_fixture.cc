@@ -57,7 +57,9 @@ void TestHub::restart() {
 
 void TestHub::bind(const std::string& agent_id) {
   hub_->subscribe(
-      agent_id, [this](const std::string& recipient, const Envelope& envelope) {
+      agent_id, [this](const std::string& recipient,
+                       const std::shared_ptr<const Envelope>& delivered) {
+        const Envelope& envelope = *delivered;
         {
           std::lock_guard lock(inbox_mutex_);
           inboxes_[recipient].push_back(envelope);

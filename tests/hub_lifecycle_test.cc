@@ -554,7 +554,9 @@ TEST_CASE("CHAN-14 no substantive traffic before ACTIVE") {
   std::optional<ChannelState> state_seen;
   std::optional<engine::Result<std::string>> text, task_event, ack;
   // bob reacts to the invite while the channel is still pending.
-  t.hub().subscribe(bob, [&](const std::string&, const Envelope& envelope) {
+  t.hub().subscribe(bob, [&](const std::string&,
+                             const std::shared_ptr<const Envelope>& delivered) {
+    const Envelope& envelope = *delivered;
     if (envelope.event_type != ev::kChannelInvite) return;
     const auto& id = envelope.channel_id;
     state_seen = t.hub().get_channel(id)->state;
@@ -743,15 +745,18 @@ TEST_CASE("acks from someone not pending are logged and change nothing") {
   std::vector<engine::Result<std::string>> extra;
   std::optional<ChannelMetadata> after_extra;
   t.set_invitee(carol, TestHub::Invitee::kSilent);
-  t.hub().subscribe(carol, [&](const std::string&, const Envelope& envelope) {
-    if (envelope.event_type != ev::kChannelInvite) return;
-    const auto& id = envelope.channel_id;
-    // bob acked already; bob again and the creator are not pending.
-    extra.push_back(t.post(id, bob, ev::kChannelInviteAck, {}));
-    extra.push_back(t.post(id, alice, ev::kChannelInviteAck, {}));
-    after_extra = *t.hub().get_channel(id);
-    REQUIRE(t.post(id, carol, ev::kChannelInviteAck, {}).has_value());
-  });
+  t.hub().subscribe(
+      carol, [&](const std::string&,
+                 const std::shared_ptr<const Envelope>& delivered) {
+        const Envelope& envelope = *delivered;
+        if (envelope.event_type != ev::kChannelInvite) return;
+        const auto& id = envelope.channel_id;
+        // bob acked already; bob again and the creator are not pending.
+        extra.push_back(t.post(id, bob, ev::kChannelInviteAck, {}));
+        extra.push_back(t.post(id, alice, ev::kChannelInviteAck, {}));
+        after_extra = *t.hub().get_channel(id);
+        REQUIRE(t.post(id, carol, ev::kChannelInviteAck, {}).has_value());
+      });
   auto channel = t.open(alice, "discussion", {bob, carol});
   REQUIRE(channel.has_value());
   REQUIRE(extra.size() == 2);
@@ -882,15 +887,18 @@ std::unique_ptr<engine::Hub> open_hub(
   REQUIRE(hub.has_value());
   engine::Hub* raw = hub->get();
   for (const auto& passport : raw->list_agents({})) {
-    raw->subscribe(*passport.agent_id, [raw](const std::string& me,
-                                             const Envelope& envelope) {
-      if (envelope.event_type != ev::kChannelInvite) return;
-      Envelope ack{.channel_id = envelope.channel_id,
-                   .sender_id = me,
-                   .event_type = std::string(ev::kChannelInviteAck),
-                   .event_data = engine::to_flex(json::object()).value()};
-      (void)raw->post_envelope(std::move(ack));
-    });
+    raw->subscribe(*passport.agent_id,
+                   [raw](const std::string& me,
+                         const std::shared_ptr<const Envelope>& delivered) {
+                     const Envelope& envelope = *delivered;
+                     if (envelope.event_type != ev::kChannelInvite) return;
+                     Envelope ack{
+                         .channel_id = envelope.channel_id,
+                         .sender_id = me,
+                         .event_type = std::string(ev::kChannelInviteAck),
+                         .event_data = engine::to_flex(json::object()).value()};
+                     (void)raw->post_envelope(std::move(ack));
+                   });
   }
   return std::move(*hub);
 }
@@ -974,7 +982,9 @@ TEST_CASE("CHAN-20 a forged reject cannot fail someone else's handshake") {
   const auto bob = t.add_agent("bob");
   const auto eve = t.add_agent("eve");
   std::optional<engine::Result<std::string>> forged, ack;
-  t.hub().subscribe(bob, [&](const std::string&, const Envelope& envelope) {
+  t.hub().subscribe(bob, [&](const std::string&,
+                             const std::shared_ptr<const Envelope>& delivered) {
+    const Envelope& envelope = *delivered;
     if (envelope.event_type != ev::kChannelInvite) return;
     const auto& id = envelope.channel_id;
     forged = t.post(id, eve, ev::kChannelInviteReject, {{"channel_id", id}});

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <latch>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -248,10 +249,13 @@ TEST_CASE(
   auto opened = t.open(alice, "consulting", {bob});
   REQUIRE(opened.has_value());
   REQUIRE(t.say(opened->channel_id, alice, "q").has_value());
-  t.hub().subscribe(alice, [&](const std::string&, const Envelope& envelope) {
-    std::lock_guard lock(mutex);
-    order.push_back("delivered " + envelope.event_type);
-  });
+  t.hub().subscribe(alice,
+                    [&](const std::string&,
+                        const std::shared_ptr<const Envelope>& delivered) {
+                      const Envelope& envelope = *delivered;
+                      std::lock_guard lock(mutex);
+                      order.push_back("delivered " + envelope.event_type);
+                    });
   order.clear();
   REQUIRE(t.say(opened->channel_id, bob, "a").has_value());
   CHECK(order == std::vector<std::string>{
@@ -366,14 +370,41 @@ TEST_CASE("a subscriber that throws fails only its own delivery") {
   const auto carol = o.t.add_agent("carol");
   auto opened = o.t.open(alice, "discussion", {bob, carol});
   REQUIRE(opened.has_value());
-  o.t.hub().subscribe(bob, [](const std::string&, const Envelope&) {
-    throw std::runtime_error("socket gone");
-  });
+  o.t.hub().subscribe(
+      bob, [](const std::string&, const std::shared_ptr<const Envelope>&) {
+        throw std::runtime_error("socket gone");
+      });
   REQUIRE(o.t.say(opened->channel_id, alice, "hi").has_value());
   const auto& events = o.recorder->events;
   CHECK(std::ranges::find(events, "dispatch_failed ag2.msg.text") !=
         events.end());
   CHECK(o.t.inbox(carol).back().event_type == engine::event_type::kText);
+}
+
+TEST_CASE("every recipient is handed the one envelope the log took") {
+  TestHub t;
+  const auto alice = t.add_agent("alice");
+  const auto bob = t.add_agent("bob");
+  const auto carol = t.add_agent("carol");
+  auto opened = t.open(alice, "discussion", {bob, carol});
+  REQUIRE(opened.has_value());
+  std::mutex mutex;
+  std::vector<std::shared_ptr<const Envelope>> handed;
+  for (const auto& agent : {bob, carol}) {
+    t.hub().subscribe(agent,
+                      [&](const std::string&,
+                          const std::shared_ptr<const Envelope>& envelope) {
+                        std::lock_guard lock(mutex);
+                        handed.push_back(envelope);
+                      });
+  }
+  auto sent = t.say(opened->channel_id, alice, "hi");
+  REQUIRE(sent.has_value());
+  REQUIRE(handed.size() == 2);
+  // Shared, not copied per recipient, and as sequenced by the log.
+  CHECK(handed[0] == handed[1]);
+  CHECK(handed[0]->envelope_id == *sent);
+  CHECK(handed[0]->sequence == t.wal(opened->channel_id).back().sequence);
 }
 
 TEST_CASE("health reports AG2's fields and Parley's") {
@@ -502,19 +533,23 @@ struct FailingStoreHub {
     registered = hub->register_identity({.name = "bob"}, {}, {}, {});
     REQUIRE(registered.has_value());
     bob = *registered->agent_id;
-    hub->subscribe(bob, [this](const std::string&, const engine::Envelope& e) {
-      if (e.event_type != engine::event_type::kChannelInvite) {
-        ++delivered;
-        return;
-      }
-      engine::Envelope ack;
-      ack.channel_id = e.channel_id;
-      ack.sender_id = bob;
-      ack.event_type = std::string(engine::event_type::kChannelInviteAck);
-      ack.event_data =
-          engine::to_flex(nlohmann::json{{"channel_id", e.channel_id}}).value();
-      (void)hub->post_envelope(std::move(ack));
-    });
+    hub->subscribe(
+        bob, [this](const std::string&,
+                    const std::shared_ptr<const engine::Envelope>& envelope) {
+          const engine::Envelope& e = *envelope;
+          if (e.event_type != engine::event_type::kChannelInvite) {
+            ++delivered;
+            return;
+          }
+          engine::Envelope ack;
+          ack.channel_id = e.channel_id;
+          ack.sender_id = bob;
+          ack.event_type = std::string(engine::event_type::kChannelInviteAck);
+          ack.event_data =
+              engine::to_flex(nlohmann::json{{"channel_id", e.channel_id}})
+                  .value();
+          (void)hub->post_envelope(std::move(ack));
+        });
     auto created = hub->create_channel({.creator_id = alice,
                                         .manifest_type = "conversation",
                                         .participants = {bob}});

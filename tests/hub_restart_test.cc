@@ -445,7 +445,9 @@ TEST_CASE(
 
   // Not active for anyone: it does not count toward alice's cap...
   CHECK(h.hub->list_channels(alice, ChannelState::kPending).empty());
-  h.hub->subscribe(bob, [&](const std::string&, const Envelope& invite) {
+  h.hub->subscribe(bob, [&](const std::string&,
+                            const std::shared_ptr<const Envelope>& delivered) {
+    const Envelope& invite = *delivered;
     if (invite.event_type != ev::kChannelInvite) return;
     Envelope ack;
     ack.channel_id = invite.channel_id;

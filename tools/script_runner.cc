@@ -76,12 +76,14 @@ Result<void> ScriptRunner::open_hub() {
 }
 
 void ScriptRunner::bind_agent(const std::string& agent_id) {
-  hub_->subscribe(
-      agent_id, [this](const std::string& recipient, const Envelope& envelope) {
-        if (envelope.event_type == event_type::kChannelInvite) {
-          answer_invite(recipient, envelope);
-        }
-      });
+  hub_->subscribe(agent_id,
+                  [this](const std::string& recipient,
+                         const std::shared_ptr<const Envelope>& delivered) {
+                    const Envelope& envelope = *delivered;
+                    if (envelope.event_type == event_type::kChannelInvite) {
+                      answer_invite(recipient, envelope);
+                    }
+                  });
 }
 
 // As AG2's HumanClient: ack every invite unless told otherwise.

@@ -79,17 +79,19 @@ void InProcessLink::unregistered(const std::string& agent_id) {
 
 void InProcessLink::subscribe(const std::string& agent_id) {
   subscribed_.insert(agent_id);
-  hub_.subscribe(agent_id, [gate = gate_, strand = strand_, events = events_](
-                               const std::string& recipient_id,
-                               const engine::Envelope& envelope) {
-    if (!gate->open) return;
-    net::post(strand, [gate, events, recipient_id, envelope]() mutable {
-      if (!gate->open) return;
-      if (auto owner = events.lock()) {
-        owner->on_notify(std::move(recipient_id), std::move(envelope));
-      }
-    });
-  });
+  hub_.subscribe(
+      agent_id, [gate = gate_, strand = strand_, events = events_](
+                    const std::string& recipient_id,
+                    const std::shared_ptr<const engine::Envelope>& envelope) {
+        if (!gate->open) return;
+        // Copied on the strand, not on the publishing thread.
+        net::post(strand, [gate, events, recipient_id, envelope]() mutable {
+          if (!gate->open) return;
+          if (auto owner = events.lock()) {
+            owner->on_notify(std::move(recipient_id), *envelope);
+          }
+        });
+      });
 }
 
 void InProcessLink::receipt(const std::string& recipient_id,

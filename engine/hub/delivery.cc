@@ -30,8 +30,9 @@ void Delivery::subscribe(std::string_view agent_id, DeliveryCallback callback) {
 std::shared_ptr<DeliveryQueue> Delivery::subscribe_queue(
     std::string_view agent_id) {
   auto queue = std::make_shared<DeliveryQueue>();
-  subscribe(agent_id, [queue](const std::string&, const Envelope& envelope) {
-    queue->push(envelope);
+  subscribe(agent_id, [queue](const std::string&,
+                              const std::shared_ptr<const Envelope>& envelope) {
+    queue->push(*envelope);
   });
   return queue;
 }
@@ -175,7 +176,7 @@ void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
       });
     };
     try {
-      (*callback)(delivery.recipient_id, *delivery.envelope);
+      (*callback)(delivery.recipient_id, delivery.envelope);
     } catch (const std::exception& error) {
       failed(error.what());
     } catch (...) {

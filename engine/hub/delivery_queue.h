@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -17,9 +18,13 @@ namespace parley::engine {
 
 // Receives the envelopes delivered to one agent. Called on the thread that
 // published the change, outside every hub lock, possibly from several
-// threads at once.
+// threads at once; it should return quickly, so slow work (encoding a
+// frame, copying) belongs on the subscriber's own thread. The envelope is
+// immutable and shared by every recipient: keep the pointer to use it
+// later without copying it.
 using DeliveryCallback =
-    std::function<void(const std::string& recipient_id, const Envelope&)>;
+    std::function<void(const std::string& recipient_id,
+                       const std::shared_ptr<const Envelope>& envelope)>;
 
 class DeliveryQueue {
  public:

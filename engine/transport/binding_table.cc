@@ -4,8 +4,8 @@
 
 #include "engine/hub/hub.h"
 #include "engine/transport/connection.h"
-#include "engine/transport/frame_codec.h"
 #include "engine/transport/metrics.h"
+#include "engine/transport/outgoing_frame.h"
 
 namespace parley::transport {
 
@@ -22,10 +22,12 @@ void BindingTable::bind(const std::string& agent_id,
   }
   by_agent_.insert_or_assign(agent_id, Binding{connection.get(), connection});
   by_connection_[connection.get()].insert(agent_id);
-  hub_.subscribe(agent_id, [this](const std::string& recipient_id,
-                                  const engine::Envelope& envelope) {
-    deliver(recipient_id, envelope);
-  });
+  hub_.subscribe(
+      agent_id,
+      [this](const std::string& recipient_id,
+             const std::shared_ptr<const engine::Envelope>& envelope) {
+        deliver(recipient_id, envelope);
+      });
   if (then) then();
 }
 
@@ -77,15 +79,16 @@ std::vector<std::string> BindingTable::agents_of(
   return {owned->second.begin(), owned->second.end()};
 }
 
-void BindingTable::deliver(const std::string& recipient_id,
-                           const engine::Envelope& envelope) {
+void BindingTable::deliver(
+    const std::string& recipient_id,
+    const std::shared_ptr<const engine::Envelope>& envelope) {
   std::shared_ptr<Connection> connection;  // released after the lock
   std::shared_lock lock(mutex_);
   auto it = by_agent_.find(recipient_id);
   if (it == by_agent_.end()) return;
   connection = it->second.weak.lock();
-  // Encoded only for a recipient that is connected.
-  if (connection && connection->send(encode_notify(envelope, recipient_id))) {
+  if (connection &&
+      connection->send(OutgoingFrame::notify(envelope, recipient_id))) {
     metrics_.notify_sent();
   }
 }

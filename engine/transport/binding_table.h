@@ -7,7 +7,8 @@
 // replay).
 //
 // Thread safety: every member is safe from any thread. Deliveries run on
-// posting threads and only queue frames. Lock order: the table's lock, then
+// posting threads and only queue the envelope; the connection's writer
+// encodes the notify. Lock order: the table's lock, then
 // the hub's delivery lock (subscribe) or a connection's send queue.
 #pragma once
 
@@ -58,7 +59,7 @@ class BindingTable {
     std::weak_ptr<Connection> weak;
   };
   void deliver(const std::string& recipient_id,
-               const engine::Envelope& envelope);
+               const std::shared_ptr<const engine::Envelope>& envelope);
   void erase_locked(std::map<std::string, Binding, std::less<>>::iterator it);
 
   engine::Hub& hub_;

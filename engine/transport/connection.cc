@@ -33,7 +33,7 @@ std::vector<std::string> Connection::bound_agents() const {
   return context_.bindings.agents_of(*this);
 }
 
-bool Connection::send(std::string frame) {
+bool Connection::send(OutgoingFrame frame) {
   switch (queue_.push(std::move(frame))) {
     case SendQueue::Push::kQueued:
       return true;

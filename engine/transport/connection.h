@@ -57,7 +57,7 @@ class Connection : public engine::Caller,
   // Queues `frame` to be written. A full queue closes the connection
   // (1008, "send queue full: ..."); false when the frame was not queued.
   // Any thread.
-  bool send(std::string frame);
+  bool send(OutgoingFrame frame);
 
   // Graceful end for a server shutdown: later requests are refused, and
   // once every request in flight is answered and written the connection

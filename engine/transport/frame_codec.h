@@ -97,6 +97,9 @@ std::string encode_error(std::string_view code, std::string_view message,
 // {"envelope", "recipient_id", "kind": "notify"}
 std::string encode_notify(const engine::Envelope& envelope,
                           std::string_view recipient_id);
+// About the size of a notify of `envelope` (more unless its text is mostly
+// escaped), without encoding it.
+std::size_t notify_size_estimate(const engine::Envelope& envelope);
 // {"kind": "pong"}
 std::string encode_pong();
 

@@ -4,22 +4,22 @@
 
 namespace parley::transport {
 
-SendQueue::Push SendQueue::push(std::string frame) {
+SendQueue::Push SendQueue::push(OutgoingFrame frame) {
   std::lock_guard lock(mutex_);
   if (closed_) return Push::kClosed;
   if (frames_.size() + 1 > limits_.max_frames ||
-      bytes_ + frame.size() > limits_.max_bytes) {
+      bytes_ + frame.charge() > limits_.max_bytes) {
     return Push::kOverflow;
   }
-  bytes_ += frame.size();
+  bytes_ += frame.charge();
   frames_.push_back(std::move(frame));
   if (writing_) return Push::kQueued;
   writing_ = true;
   return Push::kStartWriter;
 }
 
-std::optional<std::string> SendQueue::pop() {
-  std::optional<std::string> next;
+std::optional<OutgoingFrame> SendQueue::pop() {
+  std::optional<OutgoingFrame> next;
   std::function<void()> resume;
   {
     std::lock_guard lock(mutex_);
@@ -29,7 +29,7 @@ std::optional<std::string> SendQueue::pop() {
     }
     next = std::move(frames_.front());
     frames_.pop_front();
-    bytes_ -= next->size();
+    bytes_ -= next->charge();
     if (waiter_.resume && frames_.size() <= waiter_.frames &&
         bytes_ <= waiter_.bytes) {
       resume = std::exchange(waiter_.resume, nullptr);

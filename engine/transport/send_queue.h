@@ -1,11 +1,13 @@
-// A connection's bounded queue of encoded frames waiting to be written.
+// A connection's bounded queue of frames waiting to be written (a notify
+// may wait unencoded: see OutgoingFrame).
 //
 // Producers (request completions, deliveries on posting threads, the
 // connection's own strand) push; exactly one writer (the connection's
 // strand) pops. push() tells its caller when the writer is idle and must be
 // started; the writer goes idle when pop() finds the queue empty. Memory is
-// bounded: a push that would exceed either limit is refused with kOverflow
-// and nothing is queued; the connection is then closed.
+// bounded: a push that would exceed either limit (bytes as each frame's
+// charge()) is refused with kOverflow and nothing is queued; the connection
+// is then closed.
 //
 // Thread safety: every member is safe from any thread.
 #pragma once
@@ -16,6 +18,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+
+#include "engine/transport/outgoing_frame.h"
 
 namespace parley::transport {
 
@@ -37,11 +41,11 @@ class SendQueue {
   SendQueue(const SendQueue&) = delete;
   SendQueue& operator=(const SendQueue&) = delete;
 
-  Push push(std::string frame);
+  Push push(OutgoingFrame frame);
 
   // The writer's next frame; nullopt when the queue is empty (or closed),
   // and the writer is then idle until a push returns kStartWriter.
-  std::optional<std::string> pop();
+  std::optional<OutgoingFrame> pop();
 
   // Drops every queued frame; later pushes return kClosed.
   void close();
@@ -69,7 +73,7 @@ class SendQueue {
 
   mutable std::mutex mutex_;
   Waiter waiter_;  // empty resume: nobody waits
-  std::deque<std::string> frames_;
+  std::deque<OutgoingFrame> frames_;
   std::size_t bytes_ = 0;
   bool writing_ = false;
   bool closed_ = false;

@@ -237,8 +237,9 @@ class WsSession final : public Connection {
         queue_empty = true;
         break;
       }
-      bytes += next->size();
-      batch_.push_back({std::move(*next), true});
+      std::string frame = std::move(*next).take();
+      bytes += frame.size();
+      batch_.push_back({std::move(frame), true});
     }
     if (batch_.empty()) {
       if (queue_empty) on_writer_idle();

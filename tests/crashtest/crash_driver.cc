@@ -148,12 +148,15 @@ class Driver {
 
   void add_agent(const std::string& agent_id) {
     agents_.push_back(agent_id);
-    hub_->subscribe(agent_id, [this](const std::string& recipient,
-                                     const engine::Envelope& envelope) {
-      if (envelope.event_type == engine::event_type::kChannelInvite) {
-        answer_invite(recipient, envelope);
-      }
-    });
+    hub_->subscribe(
+        agent_id,
+        [this](const std::string& recipient,
+               const std::shared_ptr<const engine::Envelope>& delivered) {
+          const engine::Envelope& envelope = *delivered;
+          if (envelope.event_type == engine::event_type::kChannelInvite) {
+            answer_invite(recipient, envelope);
+          }
+        });
   }
 
   // Most invitees ack; some reject, some stay silent (the create then

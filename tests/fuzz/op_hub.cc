@@ -101,12 +101,16 @@ json OpHub::run_prelude_line(const std::string& line) {
     const std::string agent = id.get<std::string>();
     // Every agent acks its invites at once, on the delivering thread (a
     // blocking call delivers on the caller's thread).
-    hub_->subscribe(agent, [this](const std::string& recipient,
-                                  const engine::Envelope& envelope) {
-      if (envelope.event_type == engine::event_type::kChannelInvite) {
-        (void)hub_->post_envelope(engine::invite_reply(envelope, recipient));
-      }
-    });
+    hub_->subscribe(
+        agent,
+        [this](const std::string& recipient,
+               const std::shared_ptr<const engine::Envelope>& delivered) {
+          const engine::Envelope& envelope = *delivered;
+          if (envelope.event_type == engine::event_type::kChannelInvite) {
+            (void)hub_->post_envelope(
+                engine::invite_reply(envelope, recipient));
+          }
+        });
   }
   return *result;
 }

@@ -1,0 +1,92 @@
+// A connection's send queue and the frames in it, without sockets.
+#include "engine/transport/send_queue.h"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/base/flex_json.h"
+#include "engine/transport/frame_codec.h"
+
+namespace parley {
+namespace {
+
+using transport::OutgoingFrame;
+using transport::SendQueue;
+
+std::shared_ptr<const engine::Envelope> text_envelope(std::string text) {
+  auto envelope = std::make_shared<engine::Envelope>();
+  envelope->channel_id = "c";
+  envelope->sender_id = "s";
+  envelope->event_type = "ag2.msg.text";
+  envelope->event_data =
+      engine::to_flex(nlohmann::json{{"text", std::move(text)}}).value();
+  envelope->envelope_id = "e";
+  envelope->created_at = "2026-01-01T00:00:00+00:00";
+  return envelope;
+}
+
+// The writer's next frame, encoded.
+std::string next_frame(SendQueue& queue) {
+  auto next = queue.pop();
+  REQUIRE(next);
+  return std::move(*next).take();
+}
+
+TEST_CASE("a queued notify is written as encode_notify writes it") {
+  const auto envelope = text_envelope("caf\xc3\xa9 \"quoted\"");
+  SendQueue queue({});
+  REQUIRE(queue.push(OutgoingFrame::notify(envelope, "bob")) ==
+          SendQueue::Push::kStartWriter);
+  CHECK(next_frame(queue) == transport::encode_notify(*envelope, "bob"));
+  // The queue held the envelope itself, not a copy.
+  CHECK(envelope.use_count() == 1);
+}
+
+TEST_CASE("frames and notifies leave the queue in the order they came") {
+  SendQueue queue({});
+  const auto envelope = text_envelope("hi");
+  REQUIRE(queue.push(std::string("first")) == SendQueue::Push::kStartWriter);
+  REQUIRE(queue.push(OutgoingFrame::notify(envelope, "bob")) ==
+          SendQueue::Push::kQueued);
+  REQUIRE(queue.push(std::string("third")) == SendQueue::Push::kQueued);
+  CHECK(next_frame(queue) == "first");
+  CHECK(next_frame(queue) == transport::encode_notify(*envelope, "bob"));
+  CHECK(next_frame(queue) == "third");
+  CHECK_FALSE(queue.pop());
+  CHECK(queue.idle());
+}
+
+TEST_CASE("an unencoded notify counts its estimate against the byte limit") {
+  const auto envelope = text_envelope(std::string(1000, 'x'));
+  const std::size_t charge = transport::notify_size_estimate(*envelope);
+  CHECK(OutgoingFrame::notify(envelope, "bob").charge() == charge);
+  CHECK(charge >= transport::encode_notify(*envelope, "bob").size());
+  SendQueue queue({.max_frames = 100, .max_bytes = 2 * charge});
+  REQUIRE(queue.push(OutgoingFrame::notify(envelope, "bob")) ==
+          SendQueue::Push::kStartWriter);
+  REQUIRE(queue.push(OutgoingFrame::notify(envelope, "carol")) ==
+          SendQueue::Push::kQueued);
+  CHECK(queue.bytes() == 2 * charge);
+  CHECK(queue.push(std::string("x")) == SendQueue::Push::kOverflow);
+  REQUIRE(queue.pop());
+  CHECK(queue.bytes() == charge);
+  CHECK(queue.push(std::string("x")) == SendQueue::Push::kQueued);
+}
+
+TEST_CASE("a closed queue drops its notifies and their envelopes") {
+  const auto envelope = text_envelope("hi");
+  SendQueue queue({});
+  REQUIRE(queue.push(OutgoingFrame::notify(envelope, "bob")) ==
+          SendQueue::Push::kStartWriter);
+  queue.close();
+  CHECK(envelope.use_count() == 1);
+  CHECK_FALSE(queue.pop());
+  CHECK(queue.push(OutgoingFrame::notify(envelope, "bob")) ==
+        SendQueue::Push::kClosed);
+}
+
+}  // namespace
+}  // namespace parley
