@@ -184,6 +184,16 @@ TEST_CASE(
   CHECK(value_of("parley_log_group_write_seconds_count") ==
         value_of("parley_log_group_records_count"));
   CHECK(value_of("parley_log_group_write_seconds_sum") > 0);
+  // Each answered request is timed, by op.
+  CHECK(metrics.body.find("# TYPE parley_request_seconds histogram\n") !=
+        std::string::npos);
+  CHECK(value_of("parley_request_seconds_count{op=\"register\"}") == 1);
+  CHECK(
+      value_of("parley_request_seconds_bucket{op=\"get_agent\",le=\"+Inf\"}") ==
+      1);
+  CHECK(value_of("parley_request_seconds_bucket{op=\"register\",le=\"10\"}") ==
+        1);
+  CHECK(value_of("parley_request_seconds_sum{op=\"register\"}") > 0);
   CHECK(http_get(admin, "/nope").status == 404);
 }
 

@@ -143,9 +143,10 @@ bool answers_an_invite(const RequestFrame& request) {
 }  // namespace
 
 bool Connection::admit_request(std::string_view request_id, std::string_view op,
-                               bool answers_an_invite) {
+                               bool answers_an_invite,
+                               Clock::time_point started) {
   if (context_.draining.load() && !answers_an_invite) {
-    context_.metrics.request_done(op, "error");
+    count_request(op, "error", started);
     send(encode_failure(request_id, "error", "the hub is shutting down"));
     return false;
   }
@@ -158,16 +159,18 @@ bool Connection::admit_request(std::string_view request_id, std::string_view op,
 
 void Connection::answer_failure(std::string_view op,
                                 std::string_view request_id,
-                                const engine::Error& error) {
+                                const engine::Error& error,
+                                Clock::time_point started) {
   const std::string_view code = engine::wire_code(error.kind);
-  context_.metrics.request_done(op, code);
+  count_request(op, code, started);
   send(encode_failure(request_id, code, error.message));
   request_done();
 }
 
 void Connection::handle_request(RequestFrame request) {
-  if (!admit_request(request.request_id, request.op,
-                     answers_an_invite(request))) {
+  const Clock::time_point started = Clock::now();
+  if (!admit_request(request.request_id, request.op, answers_an_invite(request),
+                     started)) {
     return;
   }
   std::string unregistered;  // the agent an unregister names
@@ -180,10 +183,10 @@ void Connection::handle_request(RequestFrame request) {
   context_.control_plane.call(
       request.op, request.params, this,
       [self = shared_from_this(), op = request.op,
-       request_id = std::move(request.request_id),
-       unregistered](engine::Result<nlohmann::json> result) {
+       request_id = std::move(request.request_id), unregistered,
+       started](engine::Result<nlohmann::json> result) {
         if (!result)
-          return self->answer_failure(op, request_id, result.error());
+          return self->answer_failure(op, request_id, result.error(), started);
         // register binds its caller; unregister unbinds.
         if (op == "register") {
           if (auto id = result->find("agent_id");
@@ -193,7 +196,7 @@ void Connection::handle_request(RequestFrame request) {
         } else if (op == "unregister" && !unregistered.empty()) {
           self->context_.bindings.unbind(unregistered);
         }
-        self->context_.metrics.request_done(op, "ok");
+        self->count_request(op, "ok", started);
         self->send(encode_response(request_id, wire_result(op, *result)));
         self->request_done();
       });
@@ -201,21 +204,28 @@ void Connection::handle_request(RequestFrame request) {
 
 void Connection::handle_post(PostRequestFrame post) {
   static constexpr std::string_view kOp = "post_envelope";
+  const Clock::time_point started = Clock::now();
   if (!admit_request(post.request_id, kOp,
-                     is_invite_answer(post.envelope.event_type))) {
+                     is_invite_answer(post.envelope.event_type), started)) {
     return;
   }
   context_.control_plane.post_envelope(
       std::move(post.envelope), *this,
-      [self = shared_from_this(), request_id = std::move(post.request_id)](
-          engine::Result<std::string> envelope_id) {
+      [self = shared_from_this(), request_id = std::move(post.request_id),
+       started](engine::Result<std::string> envelope_id) {
         if (!envelope_id) {
-          return self->answer_failure(kOp, request_id, envelope_id.error());
+          return self->answer_failure(kOp, request_id, envelope_id.error(),
+                                      started);
         }
-        self->context_.metrics.request_done(kOp, "ok");
+        self->count_request(kOp, "ok", started);
         self->send(encode_string_response(request_id, *envelope_id));
         self->request_done();
       });
+}
+
+void Connection::count_request(std::string_view op, std::string_view outcome,
+                               Clock::time_point started) {
+  context_.metrics.request_done(op, outcome, Clock::now() - started);
 }
 
 void Connection::request_done() {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -108,17 +109,24 @@ class Connection : public engine::Caller,
   engine::Result<std::string> admit(const HelloFrame& hello) const;
   void handle_request(RequestFrame request);  // on the strand
   void handle_post(PostRequestFrame post);    // on the strand
-  // The start of every request: false (and answered) when a drain refuses
-  // it; else counted in flight, and held receipts are written first.
+  using Clock = std::chrono::steady_clock;
+  // The start of every request, decoded at `started`: false (and answered)
+  // when a drain refuses it; else counted in flight, and held receipts are
+  // written first.
   bool admit_request(std::string_view request_id, std::string_view op,
-                     bool answers_an_invite);
+                     bool answers_an_invite, Clock::time_point started);
   // Answers a failed request (any thread).
   void answer_failure(std::string_view op, std::string_view request_id,
-                      const engine::Error& error);
+                      const engine::Error& error, Clock::time_point started);
   void handle_receipt(ReceiptFrame receipt);  // on the strand
   // Writes `batch` (acks from receipts_); once every ack is written, the
   // next batch receipts_ gives. Any thread.
   void write_acks(std::vector<ReceiptAck> batch);
+  // Counts a request decoded at `started` as answered with `outcome`;
+  // before its response is queued, so a client that has the response
+  // finds it in /metrics. Any thread.
+  void count_request(std::string_view op, std::string_view outcome,
+                     Clock::time_point started);
   // A request is answered (any thread).
   void request_done();
   void maybe_finish_shutdown();

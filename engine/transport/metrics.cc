@@ -64,10 +64,26 @@ void Metrics::connection_closed() {
   connections_open_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Metrics::request_done(std::string_view op, std::string_view outcome) {
+void Metrics::request_done(std::string_view op, std::string_view outcome,
+                           std::chrono::steady_clock::duration took) {
+  const double seconds = std::chrono::duration<double>(took).count();
+  std::size_t bucket = 0;
+  while (bucket < kRequestSecondsBounds.size() &&
+         seconds > kRequestSecondsBounds[bucket]) {
+    ++bucket;
+  }
   std::lock_guard lock(requests_mutex_);
-  auto key = std::pair(std::string(op), std::string(outcome));
-  ++requests_[std::move(key)];
+  auto stats = requests_.find(op);
+  if (stats == requests_.end()) {
+    stats = requests_.emplace(std::string(op), OpStats{}).first;
+  }
+  auto count = stats->second.by_outcome.find(outcome);
+  if (count == stats->second.by_outcome.end()) {
+    count = stats->second.by_outcome.emplace(std::string(outcome), 0).first;
+  }
+  ++count->second;
+  ++stats->second.buckets[bucket];
+  stats->second.total += took;
 }
 
 std::string Metrics::render(const engine::HubHealth& health) const {
@@ -90,14 +106,39 @@ std::string Metrics::render(const engine::HubHealth& health) const {
          "Control-plane requests answered, by op and outcome (ok or the wire "
          "error code).");
   std::uint64_t posts = 0;
+  std::ostringstream latency;
+  family(latency, "parley_request_seconds", "histogram",
+         "Time from decoding a control-plane request to queueing its "
+         "response, by op.");
   {
     std::lock_guard lock(requests_mutex_);
-    for (const auto& [key, count] : requests_) {
-      out << "parley_requests_total{op=\"" << label(key.first)
-          << "\",outcome=\"" << label(key.second) << "\"} " << count << '\n';
-      if (key.first == "post_envelope" && key.second == "ok") posts = count;
+    for (const auto& [op, stats] : requests_) {
+      const std::string op_label = label(op);
+      std::uint64_t answered = 0;
+      for (const auto& [outcome, count] : stats.by_outcome) {
+        out << "parley_requests_total{op=\"" << op_label << "\",outcome=\""
+            << label(outcome) << "\"} " << count << '\n';
+        if (op == "post_envelope" && outcome == "ok") posts = count;
+        answered += count;
+      }
+      std::uint64_t cumulative = 0;
+      for (std::size_t i = 0; i < kRequestSecondsBounds.size(); ++i) {
+        cumulative += stats.buckets[i];
+        latency << "parley_request_seconds_bucket{op=\"" << op_label
+                << "\",le=\"" << kRequestSecondsBounds[i] << "\"} "
+                << cumulative << '\n';
+      }
+      latency << "parley_request_seconds_bucket{op=\"" << op_label
+              << "\",le=\"+Inf\"} " << answered << '\n'
+              << "parley_request_seconds_sum{op=\"" << op_label << "\"} "
+              << seconds_text(
+                     std::chrono::duration<double>(stats.total).count())
+              << '\n'
+              << "parley_request_seconds_count{op=\"" << op_label << "\"} "
+              << answered << '\n';
     }
   }
+  out << latency.str();
   counter("parley_posts_total",
           "Envelopes accepted from post_envelope requests.", posts);
   counter("parley_notifies_sent_total", "notify frames queued to connections.",

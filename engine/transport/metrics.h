@@ -4,7 +4,9 @@
 // Thread safety: every member is safe from any thread.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -18,12 +20,21 @@ struct HubHealth;
 
 namespace parley::transport {
 
+// Upper bounds, in seconds, of parley_request_seconds' buckets; a last,
+// unbounded bucket follows. A create_channel waits for its invitees' acks,
+// so the bounds reach past AG2's default ack timeout.
+inline constexpr std::array<double, 15> kRequestSecondsBounds = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+    0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   10.0};
+
 class Metrics {
  public:
   void connection_opened();
   void connection_closed();
-  // A request finished with `outcome`: "ok" or its wire error code.
-  void request_done(std::string_view op, std::string_view outcome);
+  // A request finished with `outcome` ("ok" or its wire error code),
+  // `took` after the server decoded it.
+  void request_done(std::string_view op, std::string_view outcome,
+                    std::chrono::steady_clock::duration took);
   void notify_sent() { notifies_sent_.fetch_add(1, std::memory_order_relaxed); }
   void frame_skipped() {
     frames_skipped_.fetch_add(1, std::memory_order_relaxed);
@@ -58,10 +69,14 @@ class Metrics {
   std::atomic<std::uint64_t> receipts_dropped_ = 0;
   std::atomic<std::uint64_t> send_queue_overflows_ = 0;
   std::atomic<std::uint64_t> keepalive_timeouts_ = 0;
+  struct OpStats {
+    std::map<std::string, std::uint64_t, std::less<>> by_outcome;
+    // Not cumulative here: [i] counts the requests in bucket i alone.
+    std::array<std::uint64_t, kRequestSecondsBounds.size() + 1> buckets{};
+    std::chrono::steady_clock::duration total{};
+  };
   mutable std::mutex requests_mutex_;
-  // (op, outcome) -> count.
-  std::map<std::pair<std::string, std::string>, std::uint64_t, std::less<>>
-      requests_;
+  std::map<std::string, OpStats, std::less<>> requests_;  // by op
 };
 
 }  // namespace parley::transport
