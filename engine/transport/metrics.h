@@ -12,7 +12,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace parley::engine {
 struct HubHealth;
@@ -22,10 +21,10 @@ namespace parley::transport {
 
 // Upper bounds, in seconds, of parley_request_seconds' buckets; a last,
 // unbounded bucket follows. A create_channel waits for its invitees' acks,
-// so the bounds reach past AG2's default ack timeout.
-inline constexpr std::array<double, 15> kRequestSecondsBounds = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-    0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   10.0};
+// so the bounds reach past the default invite ack timeout (30 s).
+inline constexpr std::array<double, 17> kRequestSecondsBounds = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+    0.1,    0.25,    0.5,    1.0,   2.5,    10.0,  30.0, 60.0};
 
 class Metrics {
  public:
