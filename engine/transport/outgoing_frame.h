@@ -1,7 +1,8 @@
 // One frame waiting in a connection's send queue: encoded already, or a
 // notify that the connection's writer encodes when it takes it. Deferring
 // the notify keeps its encoding off the thread that published the delivery
-// (the hub's committer), where it would delay every other post.
+// (the hub's committer, one thread for every connection) and on the
+// recipient's strand.
 #pragma once
 
 #include <cstddef>
