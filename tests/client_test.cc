@@ -7,6 +7,7 @@
 #include <future>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "engine/client/envelopes.h"
@@ -313,6 +314,50 @@ TEST_SUITE("client") {
         [&] { return net.hub().inbox_cursor(bob.id(), id) == live; }));
     CHECK(bob.seen->texts() ==
           std::vector<std::string>{"t0", "t1", "t2", "t3", "t4"});
+  }
+
+  TEST_CASE_TEMPLATE(
+      "reconnects while the other side keeps posting see every envelope "
+      "once, in order",
+      Net, InProcessNet, WsNet) {
+    Net net;
+    RecordingAgent alice = recording_agent(net, "alice");
+    RecordingHuman bob = recording_human(net, "bob");
+    auto channel = open_channel<Net>(alice, bob.id(), "conversation");
+    const std::string& id = channel.channel_id;
+
+    std::atomic<bool> stop = false;
+    std::atomic<int> posted = 0;
+    std::jthread poster([&] {
+      for (int n = 0; !stop; ++n) {
+        say(*alice.hub, id, alice.id(), std::to_string(n));
+        posted = n + 1;
+      }
+    });
+    struct StopPoster {
+      std::atomic<bool>& stop;
+      ~StopPoster() { stop = true; }
+    } stop_poster{stop};  // before poster joins, even when a REQUIRE throws
+    // Each reconnect's replay races alice's live posts.
+    for (int reconnect = 0; reconnect < 10; ++reconnect) {
+      const int before = posted;
+      REQUIRE(eventually([&] { return posted > before + 5; }));
+      bob.human->hub_client().disconnect();
+      auto back = wait<void>(
+          [&](auto done) { bob.human->hub_client().reconnect(done); });
+      REQUIRE_MESSAGE(back.has_value(), back.error().message);
+    }
+    stop = true;
+    poster.join();
+    const std::string last = std::to_string(posted - 1);
+    REQUIRE(bob.seen->wait_until([&](const auto& seen) {
+      return !seen.empty() && client::text_of(seen.back()) == last;
+    }));
+    std::string seen;
+    std::string expected;
+    for (const std::string& text : bob.seen->texts()) seen += text + " ";
+    for (int n = 0; n < posted; ++n) expected += std::to_string(n) + " ";
+    CHECK(seen == expected);
   }
 
   TEST_CASE_TEMPLATE(

@@ -4,6 +4,7 @@
 // ALO-09..12, RECON-02, -03, -06, -08.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "engine/base/clock.h"
@@ -175,6 +176,57 @@ TEST_CASE(
     CHECK(notify["envelope"]["event_data"]["step"] == step);
   }
   CHECK_FALSE(back->next(250ms).has_value());
+}
+
+TEST_CASE(
+    "a replay and the live notifies racing it reach the agent once each, "
+    "in the channel's order") {
+  Pair p;
+  p.b.reset();  // bob is away while alice keeps posting
+  std::atomic<bool> stop = false;
+  std::atomic<int> posted = 0;
+  std::jthread poster([&] {
+    for (int n = 0; !stop; ++n) {
+      p.a->call("post_envelope",
+                testing::text_envelope(p.channel, p.alice, std::to_string(n)));
+      posted = n + 1;
+    }
+  });
+  struct StopPoster {
+    std::atomic<bool>& stop;
+    ~StopPoster() { stop = true; }
+  } stop_poster{stop};  // before poster joins, even when a REQUIRE throws
+  // Each reconnect replays from bob's cursor while alice's posts go on
+  // arriving live: every text must come next after the one before it.
+  int last = -1;
+  for (int reconnect = 0; reconnect < 20; ++reconnect) {
+    auto back = p.serve.connect();
+    back->send(hello("bob", ""));
+    expect(*back, "welcome");
+    const int wanted = posted + 10;
+    std::string last_id;
+    while (last < wanted) {
+      auto notify = expect(*back, "notify");
+      if (notify["envelope"]["event_type"] != "ag2.msg.text") continue;
+      const int n = std::stoi(text_of(notify));
+      REQUIRE_MESSAGE(n == last + 1, "reconnect " << reconnect << ": " << n
+                                                  << " after " << last);
+      last = n;
+      last_id = notify["envelope"]["envelope_id"];
+    }
+    back->send({{"envelope_id", last_id},
+                {"status", "ack"},
+                {"recipient_id", p.bob},
+                {"channel_id", p.channel},
+                {"reason", ""},
+                {"kind", "receipt"}});
+    for (int i = 0;
+         i < 500 && p.serve.hub().inbox_cursor(p.bob, p.channel) != last_id;
+         ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    REQUIRE(p.serve.hub().inbox_cursor(p.bob, p.channel) == last_id);
+  }
 }
 
 TEST_CASE("ALO-10 replay skips terminal channels") {

@@ -53,20 +53,35 @@ void InProcessLink::hello(HelloRequest hello,
     return;
   }
   const std::string agent_id = *admitted;
+  const bool replays = hello.since_envelope_id.has_value();
+  // Live deliveries wait from the subscription until the replay is told.
+  if (replays) ++gate_->replaying[agent_id].replays;
   subscribe(agent_id);
   net::post(strand_, [done = std::move(done)] { done({}); });
-  if (!hello.since_envelope_id) return;
+  if (!replays) return;
   auto missed = hub_.replay_for(agent_id, *hello.since_envelope_id);
-  if (!missed) return;  // as the server: the agent is attached, unreplayed
-  for (engine::Envelope& envelope : *missed) {
-    net::post(strand_, [gate = gate_, events = events_, agent_id,
-                        envelope = std::move(envelope)]() mutable {
-      if (!gate->open) return;
-      if (auto owner = events.lock()) {
-        owner->on_notify(agent_id, std::move(envelope));
-      }
-    });
-  }
+  // As the server: a failed replay leaves the agent attached, unreplayed.
+  std::vector<engine::Envelope> replay;
+  if (missed) replay = std::move(*missed);
+  net::post(strand_, [gate = gate_, events = events_, agent_id,
+                      replay = std::move(replay)]() mutable {
+    auto replaying = gate->replaying.find(agent_id);
+    std::vector<std::shared_ptr<const engine::Envelope>> held;
+    if (--replaying->second.replays == 0) {
+      held = std::move(replaying->second.held);
+      gate->replaying.erase(replaying);
+    }
+    for (engine::Envelope& envelope : replay) {
+      auto owner = events.lock();
+      if (!gate->open || !owner) return;
+      owner->on_notify(agent_id, std::move(envelope));
+    }
+    for (const auto& envelope : held) {
+      auto owner = events.lock();
+      if (!gate->open || !owner) return;
+      owner->on_notify(agent_id, *envelope);
+    }
+  });
 }
 
 void InProcessLink::registered(const std::string& agent_id) {
@@ -87,6 +102,11 @@ void InProcessLink::subscribe(const std::string& agent_id) {
         // Copied on the strand, not on the publishing thread.
         net::post(strand, [gate, events, recipient_id, envelope]() mutable {
           if (!gate->open) return;
+          if (auto replaying = gate->replaying.find(recipient_id);
+              replaying != gate->replaying.end()) {
+            replaying->second.held.push_back(std::move(envelope));
+            return;
+          }
           if (auto owner = events.lock()) {
             owner->on_notify(std::move(recipient_id), *envelope);
           }

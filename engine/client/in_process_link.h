@@ -10,9 +10,11 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "engine/client/link.h"
 #include "engine/client/strand.h"
@@ -46,6 +48,17 @@ class InProcessLink : public Link,
   // once closed they drop what they get.
   struct Gate {
     std::atomic<bool> open = true;
+    // On the strand only. A hello subscribes its agent before it reads the
+    // replay, so a live delivery can arrive before replayed envelopes of
+    // its channel that precede it: while a replay to an agent is under way
+    // (`replays` begun, not yet told), its live deliveries are held, and
+    // told after the replay in the order they came (the client drops what
+    // the replay already carried).
+    struct Replaying {
+      int replays = 0;
+      std::vector<std::shared_ptr<const engine::Envelope>> held;
+    };
+    std::map<std::string, Replaying, std::less<>> replaying;
   };
 
   void subscribe(const std::string& agent_id);

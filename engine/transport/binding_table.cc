@@ -4,13 +4,10 @@
 
 #include "engine/hub/hub.h"
 #include "engine/transport/connection.h"
-#include "engine/transport/metrics.h"
-#include "engine/transport/outgoing_frame.h"
 
 namespace parley::transport {
 
-BindingTable::BindingTable(engine::Hub& hub, Metrics& metrics)
-    : hub_(hub), metrics_(metrics) {}
+BindingTable::BindingTable(engine::Hub& hub) : hub_(hub) {}
 
 void BindingTable::bind(const std::string& agent_id,
                         const std::shared_ptr<Connection>& connection,
@@ -87,10 +84,7 @@ void BindingTable::deliver(
   auto it = by_agent_.find(recipient_id);
   if (it == by_agent_.end()) return;
   connection = it->second.weak.lock();
-  if (connection &&
-      connection->send(OutgoingFrame::notify(envelope, recipient_id))) {
-    metrics_.notify_sent();
-  }
+  if (connection) connection->deliver(recipient_id, envelope);
 }
 
 }  // namespace parley::transport

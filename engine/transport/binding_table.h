@@ -9,7 +9,8 @@
 // Thread safety: every member is safe from any thread. Deliveries run on
 // posting threads and only queue the envelope; the connection's writer
 // encodes the notify. Lock order: the table's lock, then
-// the hub's delivery lock (subscribe) or a connection's send queue.
+// the hub's delivery lock (subscribe) or a connection's replay order and
+// send queue.
 #pragma once
 
 #include <functional>
@@ -29,12 +30,11 @@ struct Envelope;
 namespace parley::transport {
 
 class Connection;
-class Metrics;
 
 class BindingTable {
  public:
-  // `hub` and `metrics` must outlive the table.
-  BindingTable(engine::Hub& hub, Metrics& metrics);
+  // `hub` must outlive the table.
+  explicit BindingTable(engine::Hub& hub);
   BindingTable(const BindingTable&) = delete;
   BindingTable& operator=(const BindingTable&) = delete;
 
@@ -63,7 +63,6 @@ class BindingTable {
   void erase_locked(std::map<std::string, Binding, std::less<>>::iterator it);
 
   engine::Hub& hub_;
-  Metrics& metrics_;
   mutable std::shared_mutex mutex_;
   std::map<std::string, Binding, std::less<>> by_agent_;
   std::map<const Connection*, std::set<std::string>> by_connection_;

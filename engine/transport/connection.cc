@@ -23,7 +23,8 @@ Connection::Connection(ServerContext& context, std::string peer)
       id_(context.next_connection_id.fetch_add(1)),
       peer_(std::move(peer)),
       endpoint_id_(engine::new_id()),
-      queue_(context.options.send_queue) {}
+      queue_(context.options.send_queue),
+      replay_order_(context.options.send_queue) {}
 
 bool Connection::holds(std::string_view agent_id) const {
   return context_.bindings.holds(*this, agent_id);
@@ -31,6 +32,32 @@ bool Connection::holds(std::string_view agent_id) const {
 
 std::vector<std::string> Connection::bound_agents() const {
   return context_.bindings.agents_of(*this);
+}
+
+void Connection::close_slow_consumer(std::string_view queued) {
+  log("closing: send queue full (" + std::string(queued) +
+      "): the client does not read fast enough");
+  close(kClosePolicy, "send queue full: the client does not read fast enough");
+}
+
+bool Connection::send_notify(
+    const std::shared_ptr<const engine::Envelope>& envelope,
+    const std::string& recipient_id) {
+  if (!send(OutgoingFrame::notify(envelope, recipient_id))) return false;
+  context_.metrics.notify_sent();
+  return true;
+}
+
+void Connection::deliver(
+    const std::string& recipient_id,
+    const std::shared_ptr<const engine::Envelope>& envelope) {
+  const auto verdict = replay_order_.live(
+      envelope, recipient_id,
+      [&](const auto& live) { send_notify(live, recipient_id); });
+  if (verdict == ReplayOrder::Live::kOverflow) {
+    context_.metrics.send_queue_overflow();
+    close_slow_consumer("live notifies held behind a replay");
+  }
 }
 
 bool Connection::send(OutgoingFrame frame) {
@@ -43,13 +70,11 @@ bool Connection::send(OutgoingFrame frame) {
     case SendQueue::Push::kOverflow: {
       context_.metrics.send_queue_overflow();
       const auto& limits = queue_.limits();
-      log("closing: send queue full (" + std::to_string(queue_.frames()) +
-          " frames, " + std::to_string(queue_.bytes()) +
-          " bytes queued; limits " + std::to_string(limits.max_frames) +
-          " frames, " + std::to_string(limits.max_bytes) +
-          " bytes): the client does not read fast enough");
-      close(kClosePolicy,
-            "send queue full: the client does not read fast enough");
+      close_slow_consumer(std::to_string(queue_.frames()) + " frames, " +
+                          std::to_string(queue_.bytes()) +
+                          " bytes queued; limits " +
+                          std::to_string(limits.max_frames) + " frames, " +
+                          std::to_string(limits.max_bytes) + " bytes");
       return false;
     }
     case SendQueue::Push::kClosed:
@@ -282,15 +307,20 @@ void Connection::handle_hello(HelloFrame hello) {
     return;
   }
   const std::string& agent_id = *admitted;
+  const bool replays = hello.since_envelope_id.has_value();
+  // Live notifies wait from the bind until the replay is queued.
+  if (replays) replay_order_.begin(agent_id);
   // The welcome is queued before any delivery to the agent can be.
   context_.bindings.bind(agent_id, shared_from_this(), [&] {
     send(encode_welcome(endpoint_id_,
                         engine::format_timestamp(hub.clock().now())));
   });
-  if (!hello.since_envelope_id) return;
+  if (!replays) return;
   auto missed = hub.replay_for(agent_id, *hello.since_envelope_id);
   if (!missed) {
     log("replay for " + agent_id + " failed: " + missed.error().message);
+    replay_order_.end(agent_id, {},
+                      [&](const auto& held) { send_notify(held, agent_id); });
     return;
   }
   send_replay(std::make_shared<Replay>(
@@ -311,6 +341,9 @@ void Connection::send_replay(std::shared_ptr<Replay> replay) {
     }
     context_.metrics.notify_sent();
   }
+  replay_order_.end(replay->agent_id, replay->envelopes, [&](const auto& held) {
+    send_notify(held, replay->agent_id);
+  });
 }
 
 }  // namespace parley::transport

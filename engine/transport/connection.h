@@ -27,6 +27,7 @@
 #include "engine/base/error.h"
 #include "engine/ops/caller.h"
 #include "engine/transport/receipt_coalescer.h"
+#include "engine/transport/replay_order.h"
 #include "engine/transport/send_queue.h"
 #include "engine/transport/server_context.h"
 
@@ -59,6 +60,14 @@ class Connection : public engine::Caller,
   // (1008, "send queue full: ..."); false when the frame was not queued.
   // Any thread.
   bool send(OutgoingFrame frame);
+
+  // Queues a live notify of `envelope` to `recipient_id`, bound here,
+  // after any replay to that agent under way (see ReplayOrder). Called by
+  // the binding table under its lock, which a hello's bind waits for: a
+  // notify that found no replay under way is queued before the replay
+  // begins. Any thread.
+  void deliver(const std::string& recipient_id,
+               const std::shared_ptr<const engine::Envelope>& envelope);
 
   // Graceful end for a server shutdown: later requests are refused, and
   // once every request in flight is answered and written the connection
@@ -101,8 +110,15 @@ class Connection : public engine::Caller,
 
   void handle_hello(HelloFrame hello);  // on the strand
   // Sends what is left of `replay`, pausing while the send queue is over
-  // half full (resumed by the writer). The strand, then the writer.
+  // half full (resumed by the writer), then the live notifies held
+  // meanwhile. The strand, then the writer.
   void send_replay(std::shared_ptr<Replay> replay);
+  // Queues a notify; false when it was not (the connection is closing).
+  bool send_notify(const std::shared_ptr<const engine::Envelope>& envelope,
+                   const std::string& recipient_id);
+  // Closes the connection because the client does not read fast enough:
+  // `queued` says what was waiting for it.
+  void close_slow_consumer(std::string_view queued);
   // The agent a hello re-attaches: a remote agent on the strength of an
   // owner this connection holds (never of an auth scheme), any other agent
   // by proving its claim with the scheme it registered with.
@@ -137,6 +153,7 @@ class Connection : public engine::Caller,
   const std::string peer_;
   const std::string endpoint_id_;
   SendQueue queue_;
+  ReplayOrder replay_order_;
   ReceiptCoalescer receipts_;
   std::atomic<int> in_flight_ = 0;
   std::atomic<bool> shutting_down_ = false;

@@ -233,7 +233,7 @@ engine::Result<std::unique_ptr<Server>> Server::start(
   s.control_plane = std::make_unique<engine::ControlPlane>(
       *s.hub, engine::WireOptions{.allow_remote_agent_registration =
                                       c.allow_remote_agent_registration});
-  s.bindings = std::make_unique<BindingTable>(*s.hub, s.metrics);
+  s.bindings = std::make_unique<BindingTable>(*s.hub);
   s.context =
       std::make_unique<ServerContext>(*s.hub, *s.control_plane, *s.bindings,
                                       s.metrics, s.connections, c.connection);
