@@ -60,6 +60,23 @@ struct Pair {
   }
 };
 
+// Sends `client`'s ack of `envelope_id` for bob and REQUIREs that his
+// cursor reaches it.
+void ack_as_bob(Pair& p, WsTestClient& client, const std::string& envelope_id) {
+  client.send({{"envelope_id", envelope_id},
+               {"status", "ack"},
+               {"recipient_id", p.bob},
+               {"channel_id", p.channel},
+               {"reason", ""},
+               {"kind", "receipt"}});
+  for (int i = 0;
+       i < 500 && p.serve.hub().inbox_cursor(p.bob, p.channel) != envelope_id;
+       ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(p.serve.hub().inbox_cursor(p.bob, p.channel) == envelope_id);
+}
+
 TEST_CASE(
     "register binds the connection: the new agent's notifies arrive "
     "on it") {
@@ -214,18 +231,7 @@ TEST_CASE(
       last = n;
       last_id = notify["envelope"]["envelope_id"];
     }
-    back->send({{"envelope_id", last_id},
-                {"status", "ack"},
-                {"recipient_id", p.bob},
-                {"channel_id", p.channel},
-                {"reason", ""},
-                {"kind", "receipt"}});
-    for (int i = 0;
-         i < 500 && p.serve.hub().inbox_cursor(p.bob, p.channel) != last_id;
-         ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
-    REQUIRE(p.serve.hub().inbox_cursor(p.bob, p.channel) == last_id);
+    ack_as_bob(p, *back, last_id);
   }
 }
 
@@ -252,17 +258,7 @@ TEST_CASE(
   auto notify = p.b->next_of_kind("notify");
   REQUIRE(notify.has_value());
   const std::string head = (*notify)["envelope"]["envelope_id"];
-  p.b->send({{"envelope_id", head},
-             {"status", "ack"},
-             {"recipient_id", p.bob},
-             {"channel_id", p.channel},
-             {"reason", ""},
-             {"kind", "receipt"}});
-  for (int i = 0;
-       i < 200 && p.serve.hub().inbox_cursor(p.bob, p.channel) != head; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
-  CHECK(p.serve.hub().inbox_cursor(p.bob, p.channel) == head);
+  ack_as_bob(p, *p.b, head);
   p.b.reset();
   auto back = p.serve.connect();
   back->send(hello("bob", ""));
