@@ -350,7 +350,7 @@ Run run_pipelined(BenchHub& bench, std::uint64_t ops) {
             room.notify_one();
           } else if (in_flight == kRefillAt) {
             // After unlocking, so that the poster wakes to a free mutex.
-            // Completions run one at a time on the committer's thread, so
+            // Completions run one at a time, in order (the committer's), so
             // the last one (which notifies under the lock) comes after.
             lock.unlock();
             room.notify_one();

@@ -25,6 +25,10 @@ constexpr std::size_t kMaxChangesPerFlush = 256;
 // through staging and writing as one batch.
 constexpr std::size_t kChangesPerWrite = 32;
 
+// On a committer's log thread, that committer (which it tells durable
+// groups, with no hub lock held); elsewhere nullptr.
+thread_local const Committer* log_thread_of = nullptr;
+
 }  // namespace
 
 // The committer's own thread: an io_context that runs asynchronous drains,
@@ -43,11 +47,13 @@ struct Committer::Thread {
 // Requests made while it writes are served by one more write.
 class Committer::LogThread {
  public:
-  explicit LogThread(log::LogStore& store) : store_(store) {}
+  LogThread(log::LogStore& store, const Committer& committer)
+      : store_(store), committer_(committer) {}
 
   void start() {
     thread_ = std::thread([this] {
       log::name_current_thread("parley-log");
+      log_thread_of = &committer_;
       run();
     });
   }
@@ -87,6 +93,7 @@ class Committer::LogThread {
   }
 
   log::LogStore& store_;
+  const Committer& committer_;
   std::thread thread_;
   log::Mutex mutex_;
   std::condition_variable wake_;  // on mutex_
@@ -99,7 +106,7 @@ Committer::Committer(log::LogStore& store, log::Mutex& writer, Hooks hooks)
       hooks_(std::move(hooks)),
       writer_(writer),
       thread_(std::make_unique<Thread>()),
-      log_thread_(std::make_unique<LogThread>(store)) {}
+      log_thread_(std::make_unique<LogThread>(store, *this)) {}
 
 Committer::~Committer() { close(); }
 
@@ -227,25 +234,38 @@ void Committer::finish(Request& request, int parts) {
     request.done.set();  // the caller completes it; it may be gone now
     return;
   }
-  // Finished requests are handed to the committer's thread in batches: one
-  // post per batch, not per request, from whichever thread finished them.
   finished_.push(&request);
-  if (!completions_posted_.exchange(true)) {
-    boost::asio::post(thread_->context, [this] { complete_finished(); });
+  // The log thread completes what it made durable at once. Elsewhere (the
+  // committer's thread under the writer lock, a blocking caller leading a
+  // group) finished requests are handed to the committer's thread in
+  // batches: one post per batch, not per request.
+  if (log_thread_of == this) {
+    complete_finished();
+  } else if (!completions_posted_.exchange(true)) {
+    boost::asio::post(thread_->context, [this] {
+      // Cleared before the queue is looked at, so a request pushed after
+      // that finds it clear and posts again (MpscQueue's ordering).
+      completions_posted_ = false;
+      complete_finished();
+    });
   }
 }
 
-// The flag is cleared before the queue is taken, so a request pushed after
-// the take finds it clear and posts again (MpscQueue's ordering).
+// Every finished request is completed by some thread: a thread that finds
+// the role taken has pushed before the completer gives the role up, and
+// the completer looks at the queue again after giving it up (MpscQueue's
+// ordering), as drain() does.
 void Committer::complete_finished() {
-  completions_posted_ = false;
-  Request* request = finished_.take_all();
-  while (request != nullptr) {
-    Request* next = request->queue_next;
-    request->complete(request->outcome());
-    delete request;
-    settled();
-    request = next;
+  while (!finished_.empty() && !completing_.exchange(true)) {
+    Request* request = finished_.take_all();
+    while (request != nullptr) {
+      Request* next = request->queue_next;
+      request->complete(request->outcome());
+      delete request;
+      settled();
+      request = next;
+    }
+    completing_ = false;
   }
 }
 

@@ -13,9 +13,12 @@
 // caller: the committer's own thread runs the queue and hands the group
 // commit to the log thread, so staging the next changes overlaps writing
 // (and syncing) the last ones; the change completes (settle, publish,
-// done) on the committer's thread once its batch is durable. Callbacks
-// reached from an asynchronous completion (subscribers, listeners) run on
-// that thread and must not block.
+// done) once its batch is durable: on the log thread as it tells the group
+// durable (no hop back), or on the committer's thread when the change's
+// staging ended after its group was written. Either way one thread at a
+// time completes, in the order the changes finished, so a channel's
+// envelopes are published in log order. Callbacks reached from an
+// asynchronous completion (subscribers, listeners) must not block.
 //
 // The folded state shows a batch from the moment it is sequenced, before
 // its group is written: a reader of the log that must see every record the
@@ -75,9 +78,9 @@ class Committer {
   template <typename T>
   Result<T> apply(Change<T> change);
 
-  // Runs `change` without blocking; `done` is told the outcome on the
-  // committer's thread (at once, on the calling thread, when the hub is
-  // closed). Thread-safe.
+  // Runs `change` without blocking; `done` is told the outcome on the log
+  // thread or the committer's (at once, on the calling thread, when the
+  // hub is closed). Thread-safe.
   template <typename T>
   void submit(Change<T> change, std::type_identity_t<Done<T>> done);
 
@@ -162,10 +165,12 @@ class Committer {
   // Stage, append and fold of one request; whether the log took its batch.
   bool sequence(Request& request) REQUIRES(writer_);
   // Ends `parts` of a request's two (the pipeline's and the log's); the
-  // last one completes it (an asynchronous one on the committer's thread).
+  // last one completes it: a blocking one on its caller's thread, an
+  // asynchronous one here on the log thread, else on the committer's.
   void finish(Request& request, int parts);
-  // On the committer's thread: completes every finished asynchronous
-  // request, in the order they finished.
+  // Completes every finished asynchronous request, in the order they
+  // finished, unless another thread is doing so. The log thread or the
+  // committer's; never with a hub lock held.
   void complete_finished();
   // After a failed log write or fold: every later change is refused.
   void stop_accepting(const Error& error) EXCLUDES(failure_mutex_);
@@ -184,6 +189,7 @@ class Committer {
   std::atomic<bool> combining_ = false;     // a thread is draining queue_
   std::atomic<bool> drain_posted_ = false;  // a drain waits on the thread
   std::atomic<bool> completions_posted_ = false;  // complete_finished waits
+  std::atomic<bool> completing_ = false;  // a thread is taking finished_
   std::atomic<bool> closed_ = false;
   std::atomic<int> in_flight_ = 0;  // asynchronous requests not completed
   std::atomic<std::int64_t> audit_bytes_ = 0;
