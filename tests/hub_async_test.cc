@@ -2,6 +2,7 @@
 // non-blocking call: nothing blocks the caller, outcomes arrive on the
 // hub's own thread, and they mean what the blocking calls mean.
 #include <doctest/doctest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
@@ -101,6 +102,28 @@ TEST_SUITE("hub_async") {
     const auto wal = th.wal(channel->channel_id);
     REQUIRE_FALSE(wal.empty());
     CHECK(wal.back().envelope_id == *posted);
+  }
+
+  TEST_CASE(
+      "a lone completion-style post is told on the log thread that made it "
+      "durable") {
+    TestHub th;
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    auto channel = th.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+
+    std::promise<std::string> thread_name;
+    th.hub().post_envelope(
+        text(channel->channel_id, alice, "hi"),
+        [&](Result<std::string> posted) {
+          char name[16] = {};
+          pthread_getname_np(pthread_self(), name, sizeof name);
+          thread_name.set_value(posted ? name : posted.error().message);
+        });
+    auto told = thread_name.get_future();
+    REQUIRE(told.wait_for(30s) == std::future_status::ready);
+    CHECK(told.get() == "parley-log");
   }
 
   TEST_CASE("completion-style posts keep their channel's submission order") {

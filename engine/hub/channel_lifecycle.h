@@ -47,7 +47,7 @@ class ChannelLifecycle {
   // AG2 does when an invitee rejects, the ack timeout passes or an invite
   // cannot be posted.
   Result<ChannelMetadata> create(const CreateChannelRequest& request);
-  // The same, told to `done` on the committer's thread; no thread waits.
+  // The same, told to `done` on one of the hub's threads; no thread waits.
   void create_async(const CreateChannelRequest& request,
                     Done<ChannelMetadata> done);
 
