@@ -315,10 +315,10 @@ class Hub {
   // Each does what the blocking call of the same name does and tells `done`
   // its outcome, once:
   //   Dispatch::kAsync (for a server): never blocks the caller, not even
-  //     for a create_channel's acks; `done` runs on the hub's own thread,
-  //     after the change's deliveries and listener events, which run there
-  //     too and must not block (at once, on the calling thread, when the
-  //     hub is closed).
+  //     for a create_channel's acks; `done` runs on a hub thread (the log
+  //     thread that made it durable, or the committer's), after the
+  //     change's deliveries and listener events, which run there too and
+  //     must not block (at once, on the calling thread, if the hub closed).
   //   Dispatch::kInline: the blocking call, with `done` told on the calling
   //     thread before it returns.
   void register_identity(Passport passport, Resume resume,

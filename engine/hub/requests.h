@@ -39,7 +39,7 @@ using Done = std::function<void(Result<T>)>;
 
 // How a completion-style call runs (engine/hub/hub.h).
 enum class Dispatch {
-  kAsync,   // never blocks the caller; completes on the hub's thread
+  kAsync,   // never blocks the caller; completes on a hub thread
   kInline,  // blocks the calling thread, which completes it
 };
 

@@ -42,8 +42,8 @@ class ControlPlane {
                               const Caller* caller = nullptr);
 
   // The same without blocking, for a server: a read or a refusal is told to
-  // `reply` at once, on the calling thread; a mutation's outcome on the
-  // hub's own thread once durable (Dispatch::kAsync in engine/hub/hub.h),
+  // `reply` at once, on the calling thread; a mutation's outcome on one of
+  // the hub's threads once durable (Dispatch::kAsync in engine/hub/hub.h),
   // so `reply` must not block. Only the call itself needs `caller`.
   void call(std::string_view op, const nlohmann::json& params,
             const Caller* caller, op_layer::Reply reply);

@@ -8,7 +8,7 @@
 // requests the client sent after it.
 //
 // Thread-safe: receipts and requests arrive on the connection's strand,
-// batches finish on the hub's thread.
+// batches finish on a hub thread.
 #pragma once
 
 #include <map>
