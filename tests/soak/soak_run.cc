@@ -178,7 +178,10 @@ int run_soak(const SoakOptions& options) {
   };
   auto next_sample = started + every(options.sample_every);
   auto next_restart = started + every(options.restart_every);
-  std::optional<Clock::time_point> restarting_until;
+  // When the current restart's grace period ends; kNoRestart while none is
+  // under way.
+  constexpr auto kNoRestart = Clock::time_point::max();
+  auto restarting_until = kNoRestart;
   bool restarted = false;
   std::uint64_t posts_before = 0;
   auto sampled_at = started;
@@ -202,9 +205,9 @@ int run_soak(const SoakOptions& options) {
         restarted = true;
       }
     }
-    if (restarting_until && Clock::now() >= *restarting_until) {
+    if (Clock::now() >= restarting_until) {
       workload->set_restarting(false);
-      restarting_until.reset();
+      restarting_until = kNoRestart;
     }
     if (Clock::now() < next_sample) continue;
     next_sample =
@@ -214,7 +217,7 @@ int run_soak(const SoakOptions& options) {
     Sample sample;
     sample.at = std::chrono::duration<double>(Clock::now() - started).count();
     sample.generation = generation;
-    sample.steady = !restarted && !restarting_until;
+    sample.steady = !restarted && restarting_until == kNoRestart;
     sample.posts_per_second =
         static_cast<double>(counts.talk_posts - posts_before) /
         std::chrono::duration<double>(Clock::now() - sampled_at).count();
