@@ -1,0 +1,2 @@
+// Builds the test suites' precompiled header (tests/precompiled.h); this
+// object file itself is linked into nothing.
