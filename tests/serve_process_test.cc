@@ -182,6 +182,66 @@ TEST_CASE(
   CHECK(bad_listen.out.find("expected HOST:PORT") != std::string::npos);
 }
 
+TEST_CASE(
+    "--check-config loads the TLS certificate and key as the server would: "
+    "a file that is no certificate, or a key of another certificate, exits "
+    "64 naming it") {
+  testing::ScratchDir dir;
+  auto make_pair = [&](const std::string& name) {
+    auto made = testing::run_command(
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+        "-keyout " +
+        (dir.path() / (name + ".key")).string() + " -out " +
+        (dir.path() / (name + ".pem")).string() + " 2>&1");
+    REQUIRE_MESSAGE(made.exit_code == 0, made.out);
+  };
+  make_pair("a");
+  make_pair("b");
+  std::ofstream(dir.path() / "garbage.pem") << "not a certificate\n";
+  auto check = [&](const std::string& cert, const std::string& key) {
+    return parley("serve --check-config --data d --tls-cert " +
+                  (dir.path() / cert).string() + " --tls-key " +
+                  (dir.path() / key).string());
+  };
+  CHECK(check("a.pem", "a.key").exit_code == 0);
+  auto garbage = check("garbage.pem", "a.key");
+  CHECK(garbage.exit_code == 64);
+  CHECK(garbage.out.find("cannot use TLS certificate " +
+                         (dir.path() / "garbage.pem").string()) !=
+        std::string::npos);
+  auto mismatched = check("a.pem", "b.key");
+  CHECK(mismatched.exit_code == 64);
+  CHECK(mismatched.out.find("cannot use TLS private key " +
+                            (dir.path() / "b.key").string() +
+                            ": key values mismatch") != std::string::npos);
+  auto missing = check("absent.pem", "a.key");
+  CHECK(missing.exit_code == 64);
+  CHECK(missing.out.find("cannot use TLS certificate " +
+                         (dir.path() / "absent.pem").string() +
+                         ": no such file") != std::string::npos);
+  auto directory = check("a.pem", ".");
+  CHECK(directory.exit_code == 64);
+  CHECK(directory.out.find(": not a regular file") != std::string::npos);
+}
+
+TEST_CASE(
+    "a configuration file that is a directory or cannot be read exits 64 "
+    "naming it; nothing is left at its default silently") {
+  testing::ScratchDir dir;
+  auto directory =
+      parley("serve --check-config --data d --config " + dir.path().string());
+  CHECK(directory.exit_code == 64);
+  CHECK(directory.out.find(dir.path().string() +
+                           ": a directory, not a configuration file") !=
+        std::string::npos);
+  const auto absent = dir.path() / "absent.toml";
+  auto missing =
+      parley("serve --check-config --data d --config " + absent.string());
+  CHECK(missing.exit_code == 64);
+  CHECK(missing.out.find(absent.string() + ": ") != std::string::npos);
+  CHECK(missing.out.find("line 0") == std::string::npos);
+}
+
 TEST_CASE("a port already in use is a clear error") {
   testing::ScratchDir dir;
   ServeProcess first(dir.path() / "one");

@@ -6,10 +6,10 @@
 #include <boost/asio/ip/address.hpp>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
+#include "engine/transport/tls_context.h"
 #include "log/store_location.h"
 
 namespace parley::transport {
@@ -252,11 +252,6 @@ Result<void> read_file(const toml::table& root, const std::string& file,
   return top.finish();
 }
 
-bool readable(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return in.good();
-}
-
 }  // namespace
 
 Result<HostPort> parse_host_port(std::string_view text) {
@@ -304,14 +299,23 @@ bool is_loopback(std::string_view host) {
 
 Result<void> load_config_file(const std::filesystem::path& file,
                               ServerConfig& config) {
+  // A directory opens as an empty stream, which would parse as an empty
+  // table: every setting silently left at its default.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(file, ignored)) {
+    return invalid(file.string() + ": a directory, not a configuration file");
+  }
   toml::table root;
   try {
     root = toml::parse_file(file.string());
   } catch (const toml::parse_error& error) {
     std::ostringstream message;
-    message << file.string() << ": " << error.description() << " (line "
-            << error.source().begin.line << ", column "
-            << error.source().begin.column << ")";
+    message << file.string() << ": " << error.description();
+    // toml++ gives no position when the file could not be read at all.
+    if (error.source().begin.line > 0) {
+      message << " (line " << error.source().begin.line << ", column "
+              << error.source().begin.column << ")";
+    }
     return invalid(message.str());
   }
   return read_file(root, file.string(), config);
@@ -322,11 +326,11 @@ Result<void> validate(const ServerConfig& config) {
   if (config.tls_cert.has_value() != config.tls_key.has_value()) {
     return invalid("TLS needs both --tls-cert and --tls-key");
   }
-  if (config.tls_cert && !readable(*config.tls_cert)) {
-    return invalid("cannot read TLS certificate " + config.tls_cert->string());
-  }
-  if (config.tls_key && !readable(*config.tls_key)) {
-    return invalid("cannot read TLS private key " + config.tls_key->string());
+  if (config.tls()) {
+    // Loaded as the server will load them, so that --check-config reports
+    // a file that is no certificate, or a key that is not the certificate's.
+    auto loaded = make_tls_context(*config.tls_cert, *config.tls_key);
+    if (!loaded) return std::unexpected(loaded.error());
   }
   if (config.auth_schemes.empty()) return invalid("no auth scheme enabled");
   for (const auto& scheme : config.auth_schemes) {

@@ -91,8 +91,8 @@ engine::Result<void> load_config_file(const std::filesystem::path& file,
                                       ServerConfig& config);
 
 // The rules a configuration must meet to be served: a data directory; TLS
-// certificate and key both or neither, and readable; known schemes; keys
-// for api_key; "none" on a non-loopback address only with
+// certificate and key both or neither, loading as a matching pair; known
+// schemes; keys for api_key; "none" on a non-loopback address only with
 // allow_unauthenticated; "api_key" on a non-loopback address without TLS
 // only with allow_insecure; positive sizes and thread counts; a lease of
 // at least 0.3 s.
