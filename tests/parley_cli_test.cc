@@ -59,6 +59,22 @@ TEST_CASE("a command line error exits 64") {
   CHECK(parley("no-such-command").exit_code == 64);
 }
 
+TEST_CASE(
+    "a negative number for a count or a sequence exits 64 instead of "
+    "wrapping around") {
+  testing::ScratchDir dir;
+  fill(dir.path(), 1);
+  for (const char* arguments :
+       {"stats --top -3", "log show c --tail -1", "log show c --from -1",
+        "log dump --to -1", "replay c --at -2"}) {
+    CAPTURE(arguments);
+    Run run = parley(std::string(arguments) + " --data " + dir.path().string());
+    CHECK(run.exit_code == 64);
+    CHECK(run.out.find("expected a whole number, 0 or more") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("--help exits 0 and shows an example") {
   Run run = parley("log info --help");
   CHECK(run.exit_code == 0);
@@ -130,6 +146,16 @@ TEST_CASE("exec without a readable script exits 66") {
   Run run =
       parley("exec --data " + dir.path().string() + " /nonexistent.jsonl");
   CHECK(run.exit_code == 66);
+}
+
+TEST_CASE("exec given a directory as its script exits 66 and opens no store") {
+  testing::ScratchDir dir;
+  const auto data = dir.path() / "data";
+  Run run = parley("exec --data " + data.string() + " " + dir.path().string());
+  CHECK(run.exit_code == 66);
+  CHECK(run.out == "parley: cannot read script " + dir.path().string() +
+                       ": a directory\n");
+  CHECK_FALSE(std::filesystem::exists(data));
 }
 
 }  // namespace

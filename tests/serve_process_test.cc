@@ -242,6 +242,46 @@ TEST_CASE(
   CHECK(missing.out.find("line 0") == std::string::npos);
 }
 
+TEST_CASE(
+    "a flag out of range exits 64 naming it, as the config file's value "
+    "would: negative counts, seconds that are negative, NaN, infinite or "
+    "absurd, thousands of I/O threads") {
+  auto check = [](const std::string& flag) {
+    return parley("serve --check-config --data d " + flag);
+  };
+  for (const char* flag :
+       {"--io-threads -1", "--memtable-bytes -1", "--send-queue-frames -5"}) {
+    CAPTURE(flag);
+    auto run = check(flag);
+    CHECK(run.exit_code == 64);
+    CHECK(run.out.find("expected a whole number, 0 or more") !=
+          std::string::npos);
+  }
+  for (const char* flag :
+       {"--ping-interval -1", "--drain-timeout nan", "--ttl-sweep-interval inf",
+        "--lease-timeout 1e300"}) {
+    CAPTURE(flag);
+    auto run = check(flag);
+    CHECK(run.exit_code == 64);
+    CHECK(
+        run.out.find(std::string(flag).substr(0, std::string(flag).find(' ')) +
+                     " must be a number of seconds from 0 to 1e9") !=
+        std::string::npos);
+  }
+  auto threads = check("--io-threads 5000");
+  CHECK(threads.exit_code == 64);
+  CHECK(threads.out.find(
+            "threads.io (--io-threads) must be from 1 to 1024, got 5000") !=
+        std::string::npos);
+  CHECK(check("--ttl-sweep-interval 0 --io-threads 4").exit_code == 0);
+  testing::ScratchDir dir;
+  std::ofstream(dir.path() / "threads.toml") << "[threads]\nio = 5000\n";
+  auto file = check("--config " + (dir.path() / "threads.toml").string());
+  CHECK(file.exit_code == 64);
+  CHECK(file.out.find("threads.io (--io-threads) must be from 1 to 1024") !=
+        std::string::npos);
+}
+
 TEST_CASE("a port already in use is a clear error") {
   testing::ScratchDir dir;
   ServeProcess first(dir.path() / "one");

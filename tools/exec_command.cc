@@ -21,6 +21,14 @@ int run(const ExecOptions& options) {
   std::ifstream file;
   std::istream* input = &std::cin;
   if (options.script != "-") {
+    // A directory opens as a stream that reads nothing: a script of no
+    // ops, run without a word.
+    std::error_code ignored;
+    if (std::filesystem::is_directory(options.script, ignored)) {
+      std::cerr << "parley: cannot read script " << options.script
+                << ": a directory\n";
+      return kExitNoInput;
+    }
     file.open(options.script);
     if (!file) {
       std::cerr << "parley: cannot read script " << options.script << '\n';

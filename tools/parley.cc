@@ -3,6 +3,7 @@
 #include <csignal>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "tools/ag2_commands.h"
 #include "tools/audit_command.h"
@@ -12,6 +13,28 @@
 #include "tools/inspect_commands.h"
 #include "tools/log_info_command.h"
 #include "tools/serve_command.h"
+
+namespace {
+
+// CLI11 2.1 reads "-1" into an unsigned option as 2^64 - 1 (strtoull's
+// rule), so every unsigned option of `app` and of its subcommands gets a
+// check that refuses a minus sign.
+void refuse_negative_unsigned(CLI::App& app) {
+  const CLI::Validator no_minus(
+      [](const std::string& input) -> std::string {
+        if (input.find('-') == std::string::npos) return {};
+        return "expected a whole number, 0 or more, got '" + input + "'";
+      },
+      "");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_name() == "UINT") option->check(no_minus);
+  }
+  for (CLI::App* command : app.get_subcommands({})) {
+    refuse_negative_unsigned(*command);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // A closed stdout (`parley log dump | head`) ends a command through its
@@ -35,6 +58,7 @@ int main(int argc, char** argv) {
   parley::tools::add_audit_command(app, exit_code);
   parley::tools::add_ag2_commands(app, exit_code);
   parley::tools::add_copy_command(app, exit_code);
+  refuse_negative_unsigned(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -55,8 +55,25 @@ struct ServeFlags {
   bool check_config = false;
 };
 
-milliseconds seconds(double value) {
-  return milliseconds(static_cast<std::int64_t>(value * 1000));
+// A flag in seconds and the setting it overrides.
+struct SecondsFlag {
+  std::string_view name;
+  const std::optional<double>& value;
+  milliseconds& setting;
+};
+
+// Applies the flags that are set, with the config file's rule for seconds.
+engine::Result<void> apply(std::initializer_list<SecondsFlag> flags) {
+  for (const SecondsFlag& flag : flags) {
+    if (!flag.value) continue;
+    auto duration = transport::seconds_setting(*flag.value);
+    if (!duration) {
+      return engine::invalid(std::string(flag.name) + " must be " +
+                             std::string(transport::kSecondsRule));
+    }
+    flag.setting = *duration;
+  }
+  return {};
 }
 
 // The config file (if any) with the flags applied over it.
@@ -104,22 +121,21 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   if (flags.send_queue_frames)
     c.send_queue.max_frames = *flags.send_queue_frames;
   if (flags.send_queue_bytes) c.send_queue.max_bytes = *flags.send_queue_bytes;
-  if (flags.ping_interval) c.ping_interval = seconds(*flags.ping_interval);
-  if (flags.ping_timeout) c.ping_timeout = seconds(*flags.ping_timeout);
   if (flags.io_threads) config.io_threads = *flags.io_threads;
   if (flags.memtable_bytes) config.memtable_bytes = *flags.memtable_bytes;
-  if (flags.ttl_sweep_interval) {
-    config.ttl_sweep_interval = seconds(*flags.ttl_sweep_interval);
-  }
-  if (flags.expectation_sweep_interval) {
-    config.expectation_sweep_interval =
-        seconds(*flags.expectation_sweep_interval);
-  }
-  if (flags.invite_ack_timeout) {
-    config.invite_ack_timeout = seconds(*flags.invite_ack_timeout);
-  }
-  if (flags.drain_timeout) config.drain_timeout = seconds(*flags.drain_timeout);
-  if (flags.lease_timeout) config.lease_timeout = seconds(*flags.lease_timeout);
+  auto timed = apply({
+      {"--ping-interval", flags.ping_interval, c.ping_interval},
+      {"--ping-timeout", flags.ping_timeout, c.ping_timeout},
+      {"--ttl-sweep-interval", flags.ttl_sweep_interval,
+       config.ttl_sweep_interval},
+      {"--expectation-sweep-interval", flags.expectation_sweep_interval,
+       config.expectation_sweep_interval},
+      {"--invite-ack-timeout", flags.invite_ack_timeout,
+       config.invite_ack_timeout},
+      {"--drain-timeout", flags.drain_timeout, config.drain_timeout},
+      {"--lease-timeout", flags.lease_timeout, config.lease_timeout},
+  });
+  if (!timed) return std::unexpected(timed.error());
   if (flags.standby) config.standby = true;
   if (auto valid = transport::validate(config); !valid) {
     return std::unexpected(valid.error());

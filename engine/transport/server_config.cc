@@ -64,7 +64,7 @@ class TomlTable {
     out = static_cast<std::size_t>(node->as_integer()->get());
     return {};
   }
-  // Seconds, integer or float, >= 0.
+  // Seconds, integer or float (seconds_setting()).
   Result<void> seconds(std::string_view key, milliseconds& out) {
     const toml::node* node = take(key);
     if (!node) return {};
@@ -72,10 +72,9 @@ class TomlTable {
     if (node->is_integer())
       value = static_cast<double>(node->as_integer()->get());
     if (node->is_floating_point()) value = node->as_floating_point()->get();
-    if (!(value >= 0) || !std::isfinite(value)) {
-      return wrong(key, "a number of seconds, 0 or more");
-    }
-    out = milliseconds(static_cast<std::int64_t>(std::llround(value * 1000)));
+    auto duration = seconds_setting(value);
+    if (!duration) return wrong(key, kSecondsRule);
+    out = *duration;
     return {};
   }
   Result<void> texts(std::string_view key, std::vector<std::string>& out) {
@@ -290,6 +289,11 @@ std::string to_string(const HostPort& address) {
          std::to_string(address.port);
 }
 
+std::optional<milliseconds> seconds_setting(double seconds) {
+  if (!(seconds >= 0 && seconds <= kMaxSettingSeconds)) return std::nullopt;
+  return milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000)));
+}
+
 bool is_loopback(std::string_view host) {
   if (host == "localhost") return true;
   boost::system::error_code ec;
@@ -382,8 +386,10 @@ Result<void> validate(const ServerConfig& config) {
   if (c.handshake_timeout.count() <= 0) {
     return invalid("the handshake timeout must be above 0 seconds");
   }
-  if (config.io_threads == 0) {
-    return invalid("thread counts must be positive");
+  if (config.io_threads == 0 || config.io_threads > kMaxIoThreads) {
+    return invalid("threads.io (--io-threads) must be from 1 to " +
+                   std::to_string(kMaxIoThreads) + ", got " +
+                   std::to_string(config.io_threads));
   }
   if (config.lease_timeout < std::chrono::milliseconds(300)) {
     return invalid("the lease timeout must be at least 0.3 seconds");

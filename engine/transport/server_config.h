@@ -48,6 +48,17 @@ std::string to_string(const HostPort& address);
 // than localhost counts as not loopback.
 bool is_loopback(std::string_view host);
 
+// A duration setting given in seconds (a flag or the file's number): a
+// finite number from 0 to kMaxSettingSeconds, rounded to the millisecond;
+// nullopt for anything else (a negative, NaN, infinity, or one so large it
+// can only be a typo).
+inline constexpr double kMaxSettingSeconds = 1e9;  // ~31 years
+inline constexpr std::string_view kSecondsRule =
+    "a number of seconds from 0 to 1e9";
+std::optional<std::chrono::milliseconds> seconds_setting(double seconds);
+// I/O threads a server may run; more is a typo, not a machine.
+inline constexpr std::size_t kMaxIoThreads = 1024;
+
 struct ServerConfig {
   std::filesystem::path data;  // the RocksDB store's directory
   HostPort listen{"127.0.0.1", 8765};
@@ -94,8 +105,8 @@ engine::Result<void> load_config_file(const std::filesystem::path& file,
 // certificate and key both or neither, loading as a matching pair; known
 // schemes; keys for api_key; "none" on a non-loopback address only with
 // allow_unauthenticated; "api_key" on a non-loopback address without TLS
-// only with allow_insecure; positive sizes and thread counts; a lease of
-// at least 0.3 s.
+// only with allow_insecure; positive sizes; 1 to kMaxIoThreads I/O
+// threads; a lease of at least 0.3 s.
 engine::Result<void> validate(const ServerConfig& config);
 
 // The effective configuration, one "key = value" line each; api keys by
