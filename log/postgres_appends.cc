@@ -41,7 +41,7 @@ PostgresLogStore::PostgresLogStore(std::string conninfo, std::string where,
     : where_(std::move(where)),
       read_only_(read_only),
       epoch_(epoch),
-      pool_(conninfo, read_only),
+      pool_(conninfo, read_only, gave_up_.get_token()),
       writer_(std::move(writer)),
       group_commit_(
           last_sequence,
@@ -58,6 +58,7 @@ PostgresLogStore::PostgresLogStore(std::string conninfo, std::string where,
             return write(members);
           }),
       on_writer_lost_(options.on_writer_lost) {
+  if (writer_) writer_->give_up_on(gave_up_.get_token());
   if (!read_only_) {
     keeper_ = std::make_unique<LeaseKeeper>(
         std::move(conninfo), where_, epoch_, options.lease_timeout,
@@ -66,6 +67,9 @@ PostgresLogStore::PostgresLogStore(std::string conninfo, std::string where,
 }
 
 void PostgresLogStore::lose_writer(Error why) {
+  // First: a sequencer lookup blocked on the server may hold the group
+  // commit's mutex, which fail() takes.
+  gave_up_.request_stop();
   group_commit_.fail(why);
   if (on_writer_lost_) on_writer_lost_(why);
 }
@@ -192,7 +196,20 @@ Result<void> PostgresLogStore::write_group(
     return lost("sending the transaction failed (" + writer.error_message() +
                 "); nothing of it was committed");
   }
+  // The connection is non-blocking (postgres_open.cc): these waits stop
+  // once the store gives up its writer, however long the server is silent.
+  auto in_flight = [&](const Error& error) {
+    return lost(error.message +
+                "; the transaction was in flight, so it may or may not have "
+                "committed");
+  };
+  if (auto flushed = writer.flush(); !flushed) {
+    return in_flight(flushed.error());
+  }
   for (std::size_t i = 0; i < sent.size(); ++i) {
+    if (auto ready = writer.wait_for_result(); !ready) {
+      return in_flight(ready.error());
+    }
     ResultPtr result(PQgetResult(writer.get()));
     const ExecStatusType status =
         result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
@@ -224,7 +241,14 @@ Result<void> PostgresLogStore::write_group(
                   "; PostgreSQL rolled the transaction back, nothing of it "
                   "was written");
     }
-    ResultPtr end(PQgetResult(writer.get()));  // each query ends with null
+    // Each query's results end with a null; then comes the sync.
+    if (auto ready = writer.wait_for_result(); !ready) {
+      return in_flight(ready.error());
+    }
+    ResultPtr end(PQgetResult(writer.get()));
+  }
+  if (auto ready = writer.wait_for_result(); !ready) {
+    return in_flight(ready.error());
   }
   ResultPtr synced(PQgetResult(writer.get()));
   if (!synced || PQresultStatus(synced.get()) != PGRES_PIPELINE_SYNC) {
@@ -235,18 +259,25 @@ Result<void> PostgresLogStore::write_group(
 }
 
 Result<void> PostgresLogStore::close() {
-  if (keeper_) keeper_->stop();
+  // The keeper renews until the writer connection is done with: a server
+  // that stops answering meanwhile lets the lease lapse, the keeper gives
+  // the writer up, and the waits below stop.
   (void)group_commit_.close();
-  // No leader writes any more: the writer connection is close()'s. Closes
-  // that come after the first find nothing left to do.
-  MutexLock lock(close_mutex_);
-  if (writer_ && writer_->ok() && PQexitPipelineMode(writer_->get()) == 1) {
-    // Released before close() returns, so a reopen right after finds the
-    // lock free (ending the session frees it too, but only once the
-    // server process has noticed).
-    ResultPtr(PQexec(writer_->get(), "SELECT pg_advisory_unlock_all()"));
+  {
+    // No leader writes any more: the writer connection is close()'s.
+    // Closes that come after the first find nothing left to do.
+    MutexLock lock(close_mutex_);
+    if (writer_ && writer_->ok() && !gave_up_.stop_requested() &&
+        PQexitPipelineMode(writer_->get()) == 1) {
+      // Released before close() returns, so a reopen right after finds the
+      // lock free (ending the session frees it too, but only once the
+      // server process has noticed).
+      (void)writer_->exec("releasing the writer's lock",
+                          "SELECT pg_advisory_unlock_all()");
+    }
+    writer_.reset();
   }
-  writer_.reset();
+  if (keeper_) keeper_->stop();
   pool_.clear();
   return {};
 }

@@ -1,6 +1,10 @@
 #include "log/postgres_connection.h"
 
+#include <poll.h>
+
 #include <array>
+#include <cerrno>
+#include <cstring>
 
 namespace parley::log::postgres_backend {
 namespace {
@@ -74,23 +78,40 @@ Param bytea_array_param(std::span<const std::string_view> values) {
   return param;
 }
 
-Result<Connection> Connection::connect(const std::string& conninfo,
-                                       bool read_only) {
+Result<Connection> Connection::connect(
+    const std::string& conninfo, bool read_only, std::stop_token give_up,
+    std::optional<Clock::time_point> deadline) {
   const std::array<const char*, 4> keywords{
       "dbname", "fallback_application_name", "client_encoding", nullptr};
   const std::array<const char*, 4> values{conninfo.c_str(), "parley", "UTF8",
                                           nullptr};
   Connection connection;
-  connection.conn_.reset(
-      PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1));
+  connection.give_up_ = std::move(give_up);
+  connection.conn_.reset(PQconnectStartParams(keywords.data(), values.data(),
+                                              /*expand_dbname=*/1));
   if (!connection.conn_) {
     return std::unexpected(Error{
         ErrorCode::kIoError, "cannot connect to PostgreSQL: out of memory"});
   }
-  if (PQstatus(connection.get()) != CONNECTION_OK) {
+  auto failed = [&](std::string why) {
     return std::unexpected(
-        Error{ErrorCode::kIoError,
-              "cannot connect to PostgreSQL: " + connection.error_message()});
+        Error{ErrorCode::kIoError, "cannot connect to PostgreSQL: " + why});
+  };
+  if (PQstatus(connection.get()) == CONNECTION_BAD) {
+    return failed(connection.error_message());
+  }
+  if (!deadline) deadline = Clock::now() + kConnectTimeout;
+  // libpq's non-blocking connect: wait for what the last poll asked for,
+  // starting as if it had asked to write.
+  PostgresPollingStatusType polling = PGRES_POLLING_WRITING;
+  while (polling != PGRES_POLLING_OK) {
+    if (polling == PGRES_POLLING_FAILED) {
+      return failed(connection.error_message());
+    }
+    auto ready = connection.wait_socket(
+        polling == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);
+    if (!ready) return failed(ready.error().message);
+    polling = PQconnectPoll(connection.get());
   }
   PQsetNoticeProcessor(connection.get(), ignore_notice, nullptr);
   if (read_only) {
@@ -99,6 +120,69 @@ Result<Connection> Connection::connect(const std::string& conninfo,
     if (!set) return std::unexpected(set.error());
   }
   return connection;
+}
+
+Result<void> Connection::wait_socket(
+    short events, std::optional<Clock::time_point> deadline) const {
+  constexpr std::chrono::milliseconds kSlice{50};
+  while (true) {
+    if (give_up_.stop_requested()) {
+      return std::unexpected(Error{
+          ErrorCode::kIoError,
+          "stopped waiting for PostgreSQL: the store gave up its writer"});
+    }
+    auto slice = kSlice;
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          *deadline - Clock::now());
+      if (left <= std::chrono::milliseconds(0)) {
+        return std::unexpected(
+            Error{ErrorCode::kIoError, "PostgreSQL did not answer in time"});
+      }
+      slice = std::min(slice, left);
+    }
+    pollfd socket{PQsocket(conn_.get()), events, 0};
+    const int ready = ::poll(&socket, 1, static_cast<int>(slice.count()));
+    // Ready, or the socket failed: the caller's next libpq call says which.
+    if (ready > 0) return {};
+    if (ready < 0 && errno != EINTR) {
+      return std::unexpected(Error{
+          ErrorCode::kIoError, std::string("waiting for PostgreSQL failed: ") +
+                                   std::strerror(errno)});
+    }
+  }
+}
+
+Result<void> Connection::wait_for_result() const {
+  while (true) {
+    // A connection that failed (the server may have said why before it
+    // closed it) makes PQgetResult() report that at once.
+    if (PQconsumeInput(conn_.get()) != 1) return {};
+    if (PQisBusy(conn_.get()) == 0) return {};
+    if (auto ready = wait_socket(POLLIN, std::nullopt); !ready) return ready;
+  }
+}
+
+Result<void> Connection::flush() const {
+  while (true) {
+    const int left = PQflush(conn_.get());
+    if (left == 0) return {};
+    if (left < 0) {
+      return std::unexpected(
+          Error{ErrorCode::kIoError,
+                "sending to PostgreSQL failed (" + error_message() + ")"});
+    }
+    // The server may be waiting for its answers to be read before it
+    // reads more.
+    if (auto ready = wait_socket(POLLIN | POLLOUT, std::nullopt); !ready) {
+      return ready;
+    }
+    if (PQconsumeInput(conn_.get()) != 1) {
+      return std::unexpected(Error{
+          ErrorCode::kIoError,
+          "the connection to PostgreSQL was lost (" + error_message() + ")"});
+    }
+  }
 }
 
 ParamArrays::ParamArrays(std::span<const Param> params) {
@@ -114,13 +198,30 @@ Result<ResultPtr> Connection::exec(std::string_view what,
                                    const std::string& sql,
                                    std::span<const Param> params) const {
   const ParamArrays arrays(params);
-  ResultPtr result(PQexecParams(conn_.get(), sql.c_str(), arrays.count(),
-                                arrays.types.data(), arrays.values.data(),
-                                arrays.lengths.data(), arrays.formats.data(),
-                                /*resultFormat=*/1));
-  const ExecStatusType status =
-      result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+  if (PQsendQueryParams(conn_.get(), sql.c_str(), arrays.count(),
+                        arrays.types.data(), arrays.values.data(),
+                        arrays.lengths.data(), arrays.formats.data(),
+                        /*resultFormat=*/1) != 1) {
+    return std::unexpected(result_error(*this, what, nullptr));
+  }
+  auto failed = [](const PGresult* result) {
+    const ExecStatusType status = PQresultStatus(result);
+    return status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK;
+  };
+  auto stopped = [&](const Error& error) {
+    return std::unexpected(
+        Error{error.code, std::string(what) + " failed: " + error.message});
+  };
+  if (auto sent = flush(); !sent) return stopped(sent.error());
+  // As PQexecParams: the last result, unless one failed.
+  ResultPtr result;
+  while (true) {
+    if (auto ready = wait_for_result(); !ready) return stopped(ready.error());
+    ResultPtr next(PQgetResult(conn_.get()));
+    if (!next) break;
+    if (!result || !failed(result.get())) result = std::move(next);
+  }
+  if (!result || failed(result.get())) {
     return std::unexpected(result_error(*this, what, result.get()));
   }
   return result;

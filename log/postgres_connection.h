@@ -8,10 +8,12 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,20 +56,38 @@ struct ParamArrays {
   std::vector<int> formats;
 };
 
+// Every wait for the server (connecting, a result, sending) polls the
+// socket in short slices and stops with kIoError once the connection's
+// give-up token is requested: a store that lost its writer stops waiting
+// on a server that no longer answers (one stopped, or cut off behind a
+// socket that stays open), so the threads waiting can finish and the hub
+// can stop. A connection that stopped waiting mid-query is never reused
+// (its transaction status is not idle, or its owner drops it).
 class Connection {
  public:
+  using Clock = std::chrono::steady_clock;
+  // How long connect() waits for a server by default.
+  static constexpr std::chrono::seconds kConnectTimeout{10};
+
   Connection() = default;
   Connection(Connection&&) = default;
   Connection& operator=(Connection&&) = default;
 
   // Connects with `conninfo` (a connection URI; the password, if any, comes
   // from it, PGPASSWORD or ~/.pgpass as libpq looks it up). `read_only`
-  // sessions refuse every write (they also work on a hot standby).
-  static Result<Connection> connect(const std::string& conninfo,
-                                    bool read_only);
+  // sessions refuse every write (they also work on a hot standby). Waits
+  // until `deadline` (default: kConnectTimeout from now), or until
+  // `give_up` is requested, which every later wait of the connection
+  // heeds too.
+  static Result<Connection> connect(
+      const std::string& conninfo, bool read_only, std::stop_token give_up = {},
+      std::optional<Clock::time_point> deadline = std::nullopt);
 
   bool ok() const { return conn_ && PQstatus(conn_.get()) == CONNECTION_OK; }
   PGconn* get() const { return conn_.get(); }
+  // Later waits stop once `give_up` is requested (for a connection opened
+  // before its owner's token existed).
+  void give_up_on(std::stop_token give_up) { give_up_ = std::move(give_up); }
 
   // Runs `sql` with `params` and waits for its result; results come in
   // binary format. kIoError when the server reports an error or the
@@ -76,6 +96,12 @@ class Connection {
   Result<ResultPtr> exec(std::string_view what, const std::string& sql,
                          std::span<const Param> params = {}) const;
 
+  // Reads until PQgetResult() would not block (it reports a connection
+  // that failed meanwhile).
+  Result<void> wait_for_result() const;
+  // Sends what libpq holds (a non-blocking connection's queued queries).
+  Result<void> flush() const;
+
   // libpq's last error message, trimmed.
   std::string error_message() const;
 
@@ -83,7 +109,13 @@ class Connection {
   struct ConnDeleter {
     void operator()(PGconn* conn) const { PQfinish(conn); }
   };
+  // Waits until the socket has `events`, the deadline passes or the
+  // give-up token is requested (the last two fail).
+  Result<void> wait_socket(short events,
+                           std::optional<Clock::time_point> deadline) const;
+
   std::unique_ptr<PGconn, ConnDeleter> conn_;
+  std::stop_token give_up_;
 };
 
 // The error of a failed `result` (nullptr: libpq had no result to give)

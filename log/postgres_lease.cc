@@ -153,7 +153,8 @@ void LeaseKeeper::run() {
 LeaseKeeper::Renewal LeaseKeeper::renew(SteadyClock::time_point deadline,
                                         std::string& why) {
   if (!connection_.ok()) {
-    auto connected = Connection::connect(conninfo_, false);
+    // No longer than the lease lasts, as the renewal below.
+    auto connected = Connection::connect(conninfo_, false, {}, deadline);
     if (!connected) {
       why = connected.error().message;
       return Renewal::kFailed;

@@ -57,7 +57,7 @@ Result<void> refuse_standby(const Connection& connection,
 Result<OpenedPostgresStore> open_postgres_log_store(
     std::string_view conninfo, const PostgresOptions& options) {
   const std::string where = redact_location(conninfo);
-  auto writer = Connection::connect(std::string(conninfo), false);
+  auto writer = Connection::connect(std::string(conninfo), false, options.stop);
   if (!writer) return std::unexpected(writer.error());
   if (auto standby = refuse_standby(*writer, where); !standby) {
     return std::unexpected(standby.error());
@@ -98,7 +98,10 @@ Result<OpenedPostgresStore> open_postgres_log_store(
         writer->exec("setting the durability", "SET synchronous_commit = off");
     if (!set) return std::unexpected(set.error());
   }
-  if (PQenterPipelineMode(writer->get()) != 1) {
+  // Non-blocking too: a group's write waits for the server through
+  // Connection's waits, which stop when the store gives its writer up.
+  if (PQenterPipelineMode(writer->get()) != 1 ||
+      PQsetnonblocking(writer->get(), 1) != 0) {
     return std::unexpected(
         Error{ErrorCode::kIoError, "cannot enter pipeline mode on " + where +
                                        ": " + writer->error_message()});

@@ -11,7 +11,7 @@ Result<ConnectionPool::Lease> ConnectionPool::acquire() {
       return Lease(*this, std::move(connection));
     }
   }
-  auto connection = Connection::connect(conninfo_, read_only_);
+  auto connection = Connection::connect(conninfo_, read_only_, give_up_);
   if (!connection) return std::unexpected(connection.error());
   return Lease(*this, std::move(*connection));
 }

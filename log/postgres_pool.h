@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,10 +19,13 @@ namespace parley::log::postgres_backend {
 
 class ConnectionPool {
  public:
-  // Connections to `conninfo`, read-only sessions when `read_only`; keeps
-  // at most kMaxIdle idle ones and opens more as they are asked for.
-  ConnectionPool(std::string conninfo, bool read_only)
-      : conninfo_(std::move(conninfo)), read_only_(read_only) {}
+  // Connections to `conninfo`, read-only sessions when `read_only`, that
+  // stop waiting once `give_up` is requested; keeps at most kMaxIdle idle
+  // ones and opens more as they are asked for.
+  ConnectionPool(std::string conninfo, bool read_only, std::stop_token give_up)
+      : conninfo_(std::move(conninfo)),
+        read_only_(read_only),
+        give_up_(std::move(give_up)) {}
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
@@ -59,6 +63,7 @@ class ConnectionPool {
 
   const std::string conninfo_;
   const bool read_only_;
+  const std::stop_token give_up_;
   Mutex mutex_;
   std::vector<Connection> idle_ GUARDED_BY(mutex_);
   bool cleared_ GUARDED_BY(mutex_) = false;  // returns are closed

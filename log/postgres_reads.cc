@@ -36,7 +36,7 @@ Result<void> for_each_row(ConnectionPool& pool, std::string_view what,
   // is not returned to the pool.
   struct Ender {
     const Connection& connection;
-    ~Ender() { ResultPtr(PQexec(connection.get(), "COMMIT")); }
+    ~Ender() { (void)connection.exec("ending a read", "COMMIT"); }
   } ender{connection};
   auto declared = connection.exec(
       what, "DECLARE parley_read BINARY NO SCROLL CURSOR FOR " + query, params);

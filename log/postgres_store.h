@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,6 +97,10 @@ class PostgresLogStore final : public LogStore {
   const std::string where_;
   const bool read_only_;
   const std::uint64_t epoch_;
+  // Requested when this writer lost the store: every wait on the server
+  // stops (postgres_connection.h), so no thread stays blocked on a server
+  // that stopped answering. Before pool_, which takes its token.
+  std::stop_source gave_up_;
   mutable ConnectionPool pool_;
   // Used by the active leader only (and close(), once no leader is).
   std::optional<Connection> writer_;

@@ -40,6 +40,15 @@ struct OwnServer {
     return run_command(std::string(PARLEY_POSTGRES_SERVER) + " restart " +
                        state);
   }
+  // SIGSTOP (SIGCONT) to every process of the server: it stops answering,
+  // its sockets stay open and its kernel still acknowledges what is sent.
+  CommandRun pause() const {
+    return run_command(std::string(PARLEY_POSTGRES_SERVER) + " pause " + state);
+  }
+  CommandRun resume() const {
+    return run_command(std::string(PARLEY_POSTGRES_SERVER) + " resume " +
+                       state);
+  }
 };
 
 }  // namespace parley::testing

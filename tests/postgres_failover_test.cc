@@ -345,6 +345,72 @@ TEST_CASE(
   CHECK(standby.stop(SIGTERM) == 0);
 }
 
+TEST_CASE(
+    "a database that stops answering under a serving hub with a post in "
+    "flight: the hub's lease lapses and it answers that post with an error "
+    "and exits 69 within a bound without waiting for the database") {
+  testing::OwnServer server;
+  ServeProcess active(server.uri(), kLease);
+  Conversation talk(active.port());
+  auto before = talk.a->request("post_envelope",
+                                keyed_post(talk.channel, talk.alice, "before"));
+  REQUIRE(before["ok"] == true);
+
+  auto paused = server.pause();
+  REQUIRE_MESSAGE(paused.exit_code == 0, paused.err);
+  const auto paused_at = SteadyClock::now();
+  std::optional<json> answer;
+  std::thread poster([&] {
+    try {
+      answer = talk.a->request(
+          "post_envelope", keyed_post(talk.channel, talk.alice, "during"), 30s);
+    } catch (const std::exception&) {
+      // The hub closed the connection first: no ack either.
+    }
+  });
+  const int code = active.stop(0, 20s);
+  const auto stopped_after =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() -
+                                                            paused_at);
+  poster.join();
+  auto resumed = server.resume();
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK_MESSAGE(code == 69, active.output());
+  MESSAGE("stopped " << stopped_after.count()
+                     << " ms after the database was paused (lease 1 s)");
+  CHECK(active.output().find("this hub lost its store") != std::string::npos);
+  if (answer) CHECK_MESSAGE((*answer)["ok"] == false, answer->dump());
+}
+
+TEST_CASE(
+    "SIGTERM to a hub whose database stopped answering: it exits 69 within "
+    "its lease and does not wait for the database") {
+  testing::OwnServer server;
+  ServeProcess active(server.uri(), kLease);
+  Conversation talk(active.port());
+  auto before = talk.a->request("post_envelope",
+                                keyed_post(talk.channel, talk.alice, "before"));
+  REQUIRE(before["ok"] == true);
+
+  auto paused = server.pause();
+  REQUIRE_MESSAGE(paused.exit_code == 0, paused.err);
+  const auto signalled_at = SteadyClock::now();
+  const int code = active.stop(SIGTERM, 20s);
+  const auto stopped_after =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() -
+                                                            signalled_at);
+  auto resumed = server.resume();
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  MESSAGE("stopped " << stopped_after.count()
+                     << " ms after SIGTERM (lease 1 s)");
+  // The drain closes the store, whose last wait (releasing the writer's
+  // lock) ends once the lease has lapsed.
+  CHECK_MESSAGE(code == 69, active.output());
+  CHECK(active.output().find("this hub lost its store") != std::string::npos);
+  CHECK(active.output().find("second signal; exiting now") ==
+        std::string::npos);
+}
+
 TEST_CASE("a standby stopped before it took over exits 0 and wrote nothing") {
   testing::ScratchDatabase database;
   ServeProcess active(database.uri(), kLease);

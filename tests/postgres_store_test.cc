@@ -509,6 +509,27 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "a command against a database that does not answer gives up after the "
+    "connect timeout and exits 74") {
+  OwnServer server;
+  const std::string uri = server.uri();
+  // It answers: there is no store in it.
+  REQUIRE(parley("log info --data " + shell_quoted(uri)).exit_code == 66);
+  auto paused = server.pause();
+  REQUIRE_MESSAGE(paused.exit_code == 0, paused.err);
+  const auto started = std::chrono::steady_clock::now();
+  auto info = parley("log info --data " + shell_quoted(uri) + " 2>&1");
+  const auto took = std::chrono::steady_clock::now() - started;
+  auto resumed = server.resume();
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(info.exit_code == 74);
+  CHECK(info.out.find("cannot connect to PostgreSQL: PostgreSQL did not "
+                      "answer in time") != std::string::npos);
+  CHECK(took >= std::chrono::seconds(9));
+  CHECK(took < std::chrono::seconds(30));
+}
+
 TEST_CASE("a password in the store's URI appears in no output") {
   testing::ScratchDatabase database;
   // The test server trusts local connections, so any password works.

@@ -1,8 +1,5 @@
 #include "tools/serve_command.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
@@ -145,12 +142,22 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
 
 // Set from a signal handler while a standby waits to take over.
 volatile std::sig_atomic_t standby_signal = 0;
-// Why this hub lost its store, once the store's lease keeper said so.
+// Why this hub lost its store, once the store's lease keeper said so, and
+// the server to stop then (set while it runs).
 struct LostStore {
   std::mutex mutex;
   std::optional<std::string> reason;
+  transport::Server* server = nullptr;
 };
 LostStore lost_store;
+
+// Sets (or, with nullptr, clears) the server a lost store stops; stops it
+// at once if the store was lost before.
+void stop_on_lost_store(transport::Server* server) {
+  std::lock_guard lock(lost_store.mutex);
+  lost_store.server = server;
+  if (server != nullptr && lost_store.reason) server->stop_soon();
+}
 
 log::StoreOptions store_options(const ServerConfig& config) {
   return {.memtable_bytes = config.memtable_bytes,
@@ -158,14 +165,13 @@ log::StoreOptions store_options(const ServerConfig& config) {
           // A hub that lost its store can acknowledge nothing more: it
           // stops, so its clients reconnect to the hub that has the store.
           .on_writer_lost = [](const log::Error& why) {
-            {
-              std::lock_guard lock(lost_store.mutex);
-              if (lost_store.reason) return;
-              lost_store.reason = why.message;
-            }
+            std::lock_guard lock(lost_store.mutex);
+            if (lost_store.reason) return;
+            lost_store.reason = why.message;
             std::cerr << "parley serve: this hub lost its store: "
                       << why.message << "; stopping\n";
-            ::kill(::getpid(), SIGTERM);
+            // A stop already under way (a signal) just goes on.
+            if (lost_store.server != nullptr) lost_store.server->stop_soon();
           }};
 }
 
@@ -346,7 +352,9 @@ int run(const ServeFlags& flags) {
               << transport::to_string({config->admin->host, *admin}) << '\n';
   }
   std::cout << std::flush;
+  stop_on_lost_store(server.get());
   auto closed = server->run_until_signal();
+  stop_on_lost_store(nullptr);
   server.reset();
   {
     std::lock_guard lock(lost_store.mutex);

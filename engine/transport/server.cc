@@ -96,7 +96,7 @@ struct Server::Impl {
 
   std::mutex mutex;
   std::condition_variable signalled;
-  bool got_signal = false;
+  bool got_signal = false;  // or stop_soon() was called
   bool shut_down = false;
   engine::Result<void> close_result;
   std::unique_ptr<net::signal_set> signals;
@@ -299,6 +299,14 @@ void Server::catch_signals() {
   if (!s.signals) {
     s.signals = std::make_unique<net::signal_set>(s.io, SIGINT, SIGTERM);
   }
+}
+
+void Server::stop_soon() {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.mutex);
+  if (s.got_signal) return;
+  s.got_signal = true;
+  s.signalled.notify_all();
 }
 
 engine::Result<void> Server::run_until_signal() {

@@ -73,9 +73,12 @@ class Server {
   void catch_signals();
 
   // Blocks until SIGINT or SIGTERM (catch_signals() first, if it was not
-  // called), then shutdown(). A second signal during the shutdown exits the
-  // process at once (128 + the signal).
+  // called) or stop_soon(), then shutdown(). A second signal during the
+  // shutdown exits the process at once (128 + the signal).
   engine::Result<void> run_until_signal();
+  // Ends run_until_signal()'s wait as a first signal would, from any
+  // thread; once a stop has begun, does nothing (unlike a second signal).
+  void stop_soon();
 
  private:
   struct Impl;
