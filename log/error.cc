@@ -26,6 +26,8 @@ std::string_view to_string(ErrorCode code) {
       return "no_space";
     case ErrorCode::kReadOnly:
       return "read_only";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }

@@ -19,7 +19,16 @@ enum class ErrorCode {
   kVersionMismatch,  // the store's format version is not this build's
   kNoSpace,          // too little free disk space to append; nothing written
   kReadOnly,         // the store was opened read-only; nothing written
+  kUnavailable,      // the database cannot be reached for now; appends are
+                     // refused until resume() reconnects
 };
+
+// Whether appends refused with `code` may be accepted again after
+// LogStore::resume() (a full disk, a lost database connection), rather
+// than only after the store is reopened.
+inline bool is_transient(ErrorCode code) {
+  return code == ErrorCode::kNoSpace || code == ErrorCode::kUnavailable;
+}
 
 struct Error {
   ErrorCode code;

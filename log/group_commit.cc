@@ -142,9 +142,9 @@ void GroupCommit::failed(const WriteFailure& failure) {
     if (!failed_) failed_ = failure.refusal;
     return;
   }
-  // Nothing of the group was written. Batches sequenced behind it would
-  // leave a gap: they fail too, and the next append takes the first
-  // sequence after the last durable one.
+  // Nothing of the group was written, or resume()'s reopen finds out what
+  // was. Batches sequenced behind it would leave a gap: they fail too, and
+  // the next append takes the first sequence after the last durable one.
   paused_ = failure.refusal;
   if (open_group_) open_group_->doomed = failure.refusal;
   sequencer_ = Sequencer(last_sequence_);
@@ -169,7 +169,7 @@ Result<void> GroupCommit::resume(const Reopen& reopen) {
   }
   auto last = reopen();
   if (!last) {
-    if (last.error().code != ErrorCode::kNoSpace) failed_ = last.error();
+    if (!is_transient(last.error().code)) failed_ = last.error();
     return std::unexpected(last.error());
   }
   last_sequence_ = *last;

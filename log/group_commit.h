@@ -46,12 +46,14 @@ class GroupCommit {
   };
   using WriteResult = std::expected<void, WriteFailure>;
   // Writes a sealed group (never empty) as one unit: all of it or, on a
-  // failure, nothing the store will ever read back. Called by one leader at
-  // a time, without the mutex.
+  // failure, nothing the store will ever read back, except after a
+  // resumable failure whose outcome is unknown (a database connection lost
+  // with COMMIT in flight), when resume()'s reopen reads what is durable.
+  // Called by one leader at a time, without the mutex.
   using WriteGroup = std::function<WriteResult(const std::vector<Member>&)>;
   // Reopens the backend after a resumable failure: the last durable log
-  // sequence, or why not. kNoSpace keeps appends refused until a later
-  // resume(); any other error fails the store with that error.
+  // sequence, or why not. A transient error (is_transient) keeps appends
+  // refused until a later resume(); any other fails the store with it.
   using Reopen = std::function<Result<std::uint64_t>()>;
 
   // `lookups` are called by the sequencer with the mutex held.

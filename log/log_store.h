@@ -120,13 +120,14 @@ class LogStore {
   // has nothing to wait for.
   virtual Result<void> flush() { return {}; }
 
-  // After appends failed with kNoSpace because the disk filled up while a
-  // batch was being written: makes the store accept appends again once
-  // there is room. Fails with kNoSpace while there is not, kFailed when a
-  // fatal failure stopped the store. Returns at once on a store that
-  // accepts appends. Batches sequenced before the failure are failed
-  // first, and the next append takes the sequence after the last durable
-  // record. The default has nothing to resume.
+  // After appends failed with a transient error (is_transient: the disk
+  // filled up while a batch was being written, the connection to the
+  // database was lost): makes the store accept appends again once there is
+  // room, or it has reconnected. Fails with that transient code while it
+  // cannot yet, kFailed when a fatal failure stopped the store. Returns at
+  // once on a store that accepts appends. Batches sequenced before the
+  // failure are failed first, and the next append takes the sequence after
+  // the last durable record. The default has nothing to resume.
   virtual Result<void> resume() { return {}; }
 
   // Visits records with from <= log_sequence <= to in order. Every record

@@ -38,9 +38,11 @@ PostgresLogStore::PostgresLogStore(std::string conninfo, std::string where,
                                    bool read_only, std::uint64_t last_sequence,
                                    std::uint64_t epoch,
                                    const PostgresOptions& options)
-    : where_(std::move(where)),
+    : conninfo_(conninfo),
+      where_(std::move(where)),
       read_only_(read_only),
       epoch_(epoch),
+      durability_(options.durability),
       pool_(conninfo, read_only, gave_up_.get_token()),
       writer_(std::move(writer)),
       group_commit_(
@@ -102,14 +104,73 @@ Result<void> PostgresLogStore::admit(std::span<AppendEntry> batch) const {
 
 Result<void> PostgresLogStore::flush() { return group_commit_.flush(); }
 
-// Every failure of this store lasts until it is reopened (write() reports
-// none as resumable), so there is never anything to reopen here.
-Result<void> PostgresLogStore::resume() { return group_commit_.resume({}); }
+Result<void> PostgresLogStore::resume() {
+  return group_commit_.resume([this] { return reconnect_writer(); });
+}
+
+Result<std::uint64_t> PostgresLogStore::reconnect_writer() {
+  auto unavailable = [&](const std::string& why) {
+    return std::unexpected(
+        Error{ErrorCode::kUnavailable,
+              "reconnecting to " + where_ + " failed (" + why +
+                  "); appends are refused until the store reconnects"});
+  };
+  if (gave_up_.stop_requested()) {
+    return std::unexpected(
+        Error{ErrorCode::kFailed, "this writer lost " + where_ + " for good"});
+  }
+  const auto now = Connection::Clock::now();
+  if (now < next_reconnect_) return unavailable("tried less than 1 s ago");
+  next_reconnect_ = now + kReconnectEvery;
+  auto writer = Connection::connect(conninfo_, false, gave_up_.get_token());
+  if (!writer) return unavailable(writer.error().message);
+  // Free once the lost session has ended (its transaction is then final);
+  // until then, or while another writer holds it, not this time.
+  auto locked = take_writer_lock(*writer, where_,
+                                 {.patience = std::chrono::milliseconds(0),
+                                  .stop = gave_up_.get_token(),
+                                  .end_lapsed_writer = false});
+  if (!locked) return unavailable(locked.error().message);
+  // Taken over meanwhile: the new writer bumped the epoch.
+  auto epoch = writer->exec("reading the writer epoch",
+                            "SELECT epoch FROM parley_writer");
+  if (!epoch) return unavailable(epoch.error().message);
+  const auto current = PQntuples(epoch->get()) == 1
+                           ? get_int8(epoch->get(), 0, 0)
+                           : std::nullopt;
+  if (current != epoch_) {
+    return std::unexpected(Error{
+        ErrorCode::kFailed,
+        "this writer was fenced while it reconnected: another writer took " +
+            where_ + " over; this store never writes again"});
+  }
+  auto last = find_last_sequence(*writer);
+  if (!last) {
+    if (last.error().code == ErrorCode::kCorruption) return last;
+    return unavailable(last.error().message);
+  }
+  if (auto started = start_writing(*writer, durability_, where_); !started) {
+    return unavailable(started.error().message);
+  }
+  MutexLock lock(close_mutex_);
+  writer_ = std::move(*writer);
+  return *last;
+}
 
 GroupCommit::WriteResult PostgresLogStore::write(
     const std::vector<GroupCommit::Member>& members) {
   Result<void> written = write_group(members);
   if (written) return {};
+  if (written.error().code == ErrorCode::kUnavailable) {
+    return std::unexpected(GroupCommit::WriteFailure{
+        .told = written.error(),
+        .refusal = Error{ErrorCode::kUnavailable,
+                         "the connection to " + where_ +
+                             " was lost; appends are refused until the store "
+                             "reconnects (" +
+                             written.error().message + ")"},
+        .resumable = true});
+  }
   return std::unexpected(GroupCommit::WriteFailure{
       .told = written.error(),
       .refusal = Error{ErrorCode::kFailed,
@@ -148,11 +209,19 @@ Result<void> PostgresLogStore::write_group(
   const std::string range = "log sequences " +
                             std::to_string(sequences.front()) + ".." +
                             std::to_string(sequences.back());
+  // Never written on again: PostgreSQL rolls back what it did not commit.
+  // A connection that is gone (a server restart, an ended session, a
+  // network failure) pauses the store until resume() reconnects; a server
+  // that refused a statement on a live connection fails it.
+  bool session_ended = false;  // the server said so (a FATAL error)
   auto lost = [&](std::string why) -> Result<void> {
-    writer_.reset();  // never written on again: PostgreSQL rolls it back
-    return std::unexpected(
-        Error{ErrorCode::kIoError, "log append of " + range + " to " + where_ +
-                                       " failed: " + std::move(why)});
+    const bool gone = session_ended || !writer_ || !writer_->ok();
+    writer_.reset();
+    return std::unexpected(Error{gone && !gave_up_.stop_requested()
+                                     ? ErrorCode::kUnavailable
+                                     : ErrorCode::kIoError,
+                                 "log append of " + range + " to " + where_ +
+                                     " failed: " + std::move(why)});
   };
   if (!writer_ || !writer_->ok()) {
     return lost(
@@ -220,6 +289,15 @@ Result<void> PostgresLogStore::write_group(
       const char* state =
           result ? PQresultErrorField(result.get(), PG_DIAG_SQLSTATE) : nullptr;
       const bool server_refused = state != nullptr;
+      // A FATAL error ends the session (a restart, pg_terminate_backend)
+      // before libpq has seen the socket close.
+      const char* severity =
+          result
+              ? PQresultErrorField(result.get(), PG_DIAG_SEVERITY_NONLOCALIZED)
+              : nullptr;
+      session_ended =
+          severity != nullptr && (std::string_view(severity) == "FATAL" ||
+                                  std::string_view(severity) == "PANIC");
       Error error = result_error(writer, sent[i], result.get());
       if (server_refused && state == kFencedState) {
         writer_.reset();

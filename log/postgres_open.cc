@@ -14,8 +14,27 @@ namespace {
 
 using namespace postgres_backend;
 
-// The newest record's log sequence (0 for an empty log); its stamp must
-// agree with its key.
+// kReadOnly when `connection` is to a hot standby (a server replaying its
+// primary's WAL), which refuses every write.
+Result<void> refuse_standby(const Connection& connection,
+                            const std::string& where) {
+  auto recovering = connection.exec("asking whether the server is a standby",
+                                    "SELECT pg_is_in_recovery()");
+  if (!recovering) return std::unexpected(recovering.error());
+  if (PQgetvalue(recovering->get(), 0, 0)[0] == 1) {  // binary bool
+    return std::unexpected(
+        Error{ErrorCode::kReadOnly,
+              where + " is a read-only server (a hot standby replaying its "
+                      "primary): a writer needs the primary. Nothing was "
+                      "changed"});
+  }
+  return {};
+}
+
+}  // namespace
+
+namespace postgres_backend {
+
 Result<std::uint64_t> find_last_sequence(const Connection& connection) {
   auto found = connection.exec("reading the newest record",
                                "SELECT log_sequence, record FROM parley_log "
@@ -35,24 +54,23 @@ Result<std::uint64_t> find_last_sequence(const Connection& connection) {
   return *sequence;
 }
 
-// kReadOnly when `connection` is to a hot standby (a server replaying its
-// primary's WAL), which refuses every write.
-Result<void> refuse_standby(const Connection& connection,
-                            const std::string& where) {
-  auto recovering = connection.exec("asking whether the server is a standby",
-                                    "SELECT pg_is_in_recovery()");
-  if (!recovering) return std::unexpected(recovering.error());
-  if (PQgetvalue(recovering->get(), 0, 0)[0] == 1) {  // binary bool
+Result<void> start_writing(Connection& writer, Durability durability,
+                           const std::string& where) {
+  if (durability == Durability::kAsync) {
+    auto set =
+        writer.exec("setting the durability", "SET synchronous_commit = off");
+    if (!set) return std::unexpected(set.error());
+  }
+  if (PQenterPipelineMode(writer.get()) != 1 ||
+      PQsetnonblocking(writer.get(), 1) != 0) {
     return std::unexpected(
-        Error{ErrorCode::kReadOnly,
-              where + " is a read-only server (a hot standby replaying its "
-                      "primary): a writer needs the primary. Nothing was "
-                      "changed"});
+        Error{ErrorCode::kIoError, "cannot enter pipeline mode on " + where +
+                                       ": " + writer.error_message()});
   }
   return {};
 }
 
-}  // namespace
+}  // namespace postgres_backend
 
 Result<OpenedPostgresStore> open_postgres_log_store(
     std::string_view conninfo, const PostgresOptions& options) {
@@ -93,18 +111,9 @@ Result<OpenedPostgresStore> open_postgres_log_store(
   }
   auto last = find_last_sequence(*writer);
   if (!last) return std::unexpected(last.error());
-  if (options.durability == Durability::kAsync) {
-    auto set =
-        writer->exec("setting the durability", "SET synchronous_commit = off");
-    if (!set) return std::unexpected(set.error());
-  }
-  // Non-blocking too: a group's write waits for the server through
-  // Connection's waits, which stop when the store gives its writer up.
-  if (PQenterPipelineMode(writer->get()) != 1 ||
-      PQsetnonblocking(writer->get(), 1) != 0) {
-    return std::unexpected(
-        Error{ErrorCode::kIoError, "cannot enter pipeline mode on " + where +
-                                       ": " + writer->error_message()});
+  if (auto started = start_writing(*writer, options.durability, where);
+      !started) {
+    return std::unexpected(started.error());
   }
   return OpenedPostgresStore{
       std::make_unique<PostgresLogStore>(

@@ -1,13 +1,23 @@
 #include "log/postgres_pool.h"
 
+#include <poll.h>
+
 namespace parley::log::postgres_backend {
 
 Result<ConnectionPool::Lease> ConnectionPool::acquire() {
-  {
-    MutexLock lock(mutex_);
-    if (!idle_.empty()) {
-      Connection connection = std::move(idle_.back());
+  while (true) {
+    Connection connection;
+    {
+      MutexLock lock(mutex_);
+      if (idle_.empty()) break;
+      connection = std::move(idle_.back());
       idle_.pop_back();
+    }
+    // Nothing arrives on an idle session (no LISTEN here) unless the
+    // server ended it (a restart, pg_terminate_backend): its last word or
+    // the closed socket make it readable, and it is dropped.
+    pollfd socket{PQsocket(connection.get()), POLLIN, 0};
+    if (connection.ok() && ::poll(&socket, 1, 0) == 0) {
       return Lease(*this, std::move(connection));
     }
   }

@@ -6,6 +6,7 @@
 // Opening is in postgres_open.cc.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -74,10 +75,17 @@ class PostgresLogStore final : public LogStore {
   // Appends are refused before they are sequenced: on a read-only store
   // or a malformed batch.
   Result<void> admit(std::span<AppendEntry> batch) const;
-  // The group commit's write: write_group(), its failure fatal to the
-  // store.
+  // The group commit's write: write_group(). A lost connection pauses the
+  // store until resume() reconnects (kUnavailable); any other failure is
+  // fatal to it.
   GroupCommit::WriteResult write(
       const std::vector<GroupCommit::Member>& members);
+  // resume()'s reopen: a new writer connection holding the writer's lock,
+  // under this store's epoch, and the last durable log sequence. Tried at
+  // most once per kReconnectEvery; kUnavailable until it succeeds, kFailed
+  // once another writer took the store over. Called with the group
+  // commit's mutex held, by the thread that calls resume().
+  Result<std::uint64_t> reconnect_writer();
   // Writes `members` as one transaction on writer_ (one pipeline: BEGIN,
   // the epoch check, one INSERT per table, COMMIT). Called by the leader
   // only.
@@ -94,9 +102,15 @@ class PostgresLogStore final : public LogStore {
   // The lease keeper's word that this writer lost the store: fails it.
   void lose_writer(Error why);
 
+  static constexpr std::chrono::seconds kReconnectEvery{1};
+
+  const std::string conninfo_;
   const std::string where_;
   const bool read_only_;
   const std::uint64_t epoch_;
+  const Durability durability_;
+  // reconnect_writer()'s; its callers hold the group commit's mutex.
+  Connection::Clock::time_point next_reconnect_{};
   // Requested when this writer lost the store: every wait on the server
   // stops (postgres_connection.h), so no thread stays blocked on a server
   // that stopped answering. Before pool_, which takes its token.
@@ -115,6 +129,15 @@ class PostgresLogStore final : public LogStore {
   // A writer's; stopped by close(). Last: its thread calls lose_writer().
   std::unique_ptr<LeaseKeeper> keeper_;
 };
+
+// The newest record's log sequence (0 for an empty log); its stamp must
+// agree with its key.
+Result<std::uint64_t> find_last_sequence(const Connection& connection);
+// Makes a writer connection ready for group commits: the session's
+// durability, pipeline mode, non-blocking (its waits heed its give-up
+// token).
+Result<void> start_writing(Connection& writer, Durability durability,
+                           const std::string& where);
 
 // Clamps a sequence bound to what a bigint holds.
 inline std::uint64_t int8_bound(std::uint64_t value) {

@@ -15,6 +15,7 @@ int exit_code_for(log::ErrorCode code) {
     case log::ErrorCode::kBusy:
     case log::ErrorCode::kClosed:
     case log::ErrorCode::kReadOnly:
+    case log::ErrorCode::kUnavailable:
       return kExitUnavailable;
     case log::ErrorCode::kFailed:
     case log::ErrorCode::kIoError:

@@ -322,37 +322,52 @@ void Committer::stop_accepting(const Error& error) {
 }
 
 void Committer::stop_accepting(const log::Error& error) {
-  if (error.code != log::ErrorCode::kNoSpace) {
+  if (!log::is_transient(error.code)) {
     stop_accepting(storage_error(error).error());
     return;
   }
   log::MutexLock lock(failure_mutex_);
   if (failure_) return;
-  failure_ = Error{
-      ErrorKind::kStorage,
-      "the hub stopped accepting changes: the disk filled up while the log "
-      "was written (" +
-          error.message +
-          "); it accepts them again by itself once space is freed",
-      error.code};
-  failure_is_full_disk_ = true;
+  const std::string why = error.code == log::ErrorCode::kNoSpace
+                              ? "the disk filled up while the log was written"
+                              : "the connection to the database was lost";
+  const std::string until = error.code == log::ErrorCode::kNoSpace
+                                ? "once space is freed"
+                                : "once it has reconnected";
+  failure_ =
+      Error{ErrorKind::kStorage,
+            "the hub stopped accepting changes: " + why + " (" + error.message +
+                "); it accepts them again by itself " + until,
+            error.code};
+  failure_is_transient_ = true;
 }
 
-void Committer::recover_after_full_disk() {
+void Committer::recover_after_transient_failure() {
   {
     log::MutexLock lock(failure_mutex_);
-    if (!failure_is_full_disk_) return;
+    if (!failure_is_transient_) return;
   }
-  if (!store_.resume()) return;  // still no room: try again next time
+  if (auto resumed = store_.resume(); !resumed) {
+    // Not yet (no room, no connection): tried again at the next change.
+    if (log::is_transient(resumed.error().code)) return;
+    log::MutexLock lock(failure_mutex_);
+    failure_is_transient_ = false;
+    failure_ = Error{ErrorKind::kStorage,
+                     "the hub stopped accepting changes: the log cannot "
+                     "resume (" +
+                         resumed.error().message + "); reopen it",
+                     resumed.error().code};
+    return;
+  }
   Result<void> rebuilt = hooks_.rehydrate();
   log::MutexLock lock(failure_mutex_);
-  failure_is_full_disk_ = false;
+  failure_is_transient_ = false;
   if (rebuilt) {
     failure_.reset();
   } else {
     failure_ = Error{ErrorKind::kStorage,
                      "the hub stopped accepting changes: rebuilding its "
-                     "state after a full disk failed (" +
+                     "state after the log resumed failed (" +
                          rebuilt.error().message + "); reopen it",
                      rebuilt.error().log_code};
   }

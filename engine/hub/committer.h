@@ -24,9 +24,10 @@
 // its group is written: a reader of the log that must see every record the
 // state counts flushes the log first when it finds fewer (StateReads).
 //
-// A failed log write stops every later change, except a full disk: once
-// the log can resume, the hub rebuilds its state from the log and accepts
-// changes again (Hooks::rehydrate).
+// A failed log write stops every later change, except a transient failure
+// (log::is_transient: a full disk, a lost database connection): once the
+// log resumes, the hub rebuilds its state from the log and accepts changes
+// again (Hooks::rehydrate).
 #pragma once
 
 #include <atomic>
@@ -59,7 +60,8 @@ class Committer {
     // Delivers a durable batch's envelopes and tells its listener events.
     // Outside every hub lock.
     std::function<void(const Commit&)> publish;
-    // Rebuilds the state from the log, after a full disk. Writer lock held.
+    // Rebuilds the state from the log, after a transient failure. Writer
+    // lock held.
     std::function<Result<void>()> rehydrate;
   };
 
@@ -104,13 +106,13 @@ class Committer {
   void close();
 
   // Holds the writer lock for its scope: nothing is staged meanwhile. After
-  // a full disk, once the log resumes, it first rebuilds the state.
+  // a transient failure, once the log resumes, it first rebuilds the state.
   class SCOPED_CAPABILITY StagingLock {
    public:
     explicit StagingLock(Committer& committer) ACQUIRE(committer.writer_)
         : writer_(committer.writer_) {
       writer_.lock();
-      committer.recover_after_full_disk();
+      committer.recover_after_transient_failure();
     }
     ~StagingLock() RELEASE() { writer_.unlock(); }
     StagingLock(const StagingLock&) = delete;
@@ -175,8 +177,9 @@ class Committer {
   // After a failed log write or fold: every later change is refused.
   void stop_accepting(const Error& error) EXCLUDES(failure_mutex_);
   void stop_accepting(const log::Error& error) EXCLUDES(failure_mutex_);
-  // Rehydrates after a full disk once the log resumes.
-  void recover_after_full_disk() REQUIRES(writer_) EXCLUDES(failure_mutex_);
+  // Rehydrates after a transient failure once the log resumes.
+  void recover_after_transient_failure() REQUIRES(writer_)
+      EXCLUDES(failure_mutex_);
   void count_audit_bytes(const Commit& batch);
   // One asynchronous request or posted work is done.
   void settled();
@@ -195,7 +198,7 @@ class Committer {
   std::atomic<std::int64_t> audit_bytes_ = 0;
   mutable log::Mutex failure_mutex_;
   std::optional<Error> failure_ GUARDED_BY(failure_mutex_);
-  bool failure_is_full_disk_ GUARDED_BY(failure_mutex_) = false;
+  bool failure_is_transient_ GUARDED_BY(failure_mutex_) = false;
   std::unique_ptr<Thread> thread_;
   std::unique_ptr<LogThread> log_thread_;
 };

@@ -381,7 +381,8 @@ class Hub {
  private:
   explicit Hub(HubOptions options);
 
-  // Folds the whole log into the state (hydrate, and after a full disk).
+  // Folds the whole log into the state (hydrate, and after a transient
+  // failure of the log).
   Result<void> hydrate();
   // Folds the records from log sequence `first` on into the state.
   Result<void> fold_log_from(std::uint64_t first);

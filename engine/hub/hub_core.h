@@ -47,7 +47,7 @@ struct HubCore {
 
   // The writer lock (engine/hub/committer.h): held while a change is
   // staged, appended and folded, and while the state is rebuilt after a
-  // full disk.
+  // transient failure of the log.
   log::Mutex writer;
   // Taken after `writer`. The state changes only with both held (and at
   // open, by hydrate, before the committer starts).
