@@ -4,6 +4,7 @@
 #include <atomic>
 #include <csignal>
 #include <expected>
+#include <initializer_list>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -60,7 +61,8 @@ struct SecondsFlag {
 };
 
 // Applies the flags that are set, with the config file's rule for seconds.
-engine::Result<void> apply(std::initializer_list<SecondsFlag> flags) {
+engine::Result<void> apply_seconds_flags(
+    std::initializer_list<SecondsFlag> flags) {
   for (const SecondsFlag& flag : flags) {
     if (!flag.value) continue;
     auto duration = transport::seconds_setting(*flag.value);
@@ -120,7 +122,7 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   if (flags.send_queue_bytes) c.send_queue.max_bytes = *flags.send_queue_bytes;
   if (flags.io_threads) config.io_threads = *flags.io_threads;
   if (flags.memtable_bytes) config.memtable_bytes = *flags.memtable_bytes;
-  auto timed = apply({
+  auto timed = apply_seconds_flags({
       {"--ping-interval", flags.ping_interval, c.ping_interval},
       {"--ping-timeout", flags.ping_timeout, c.ping_timeout},
       {"--ttl-sweep-interval", flags.ttl_sweep_interval,
