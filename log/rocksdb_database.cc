@@ -10,6 +10,7 @@
 #include <set>
 
 #include "log/record_check.h"
+#include "log/rocksdb_append_memtable.h"
 #include "log/rocksdb_layout.h"
 #include "schemas/record.h"
 
@@ -64,12 +65,12 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(
   scans.block_size = 64 << 10;
   sequential.table_factory.reset(rocksdb::NewBlockBasedTableFactory(scans));
   sequential.compression = rocksdb::kLZ4Compression;
+  // The log's keys always go at the end: its memtable appends.
+  sequential.memtable_factory = make_append_memtable_factory();
   // Appends are single-threaded (one group leader at a time), so memtable
   // inserts can use hints (DBOptions::allow_concurrent_memtable_write is
-  // off): the log's keys always go at the end, each channel's after its
-  // last, and an insert skips the skiplist search.
-  sequential.memtable_insert_with_hint_prefix_extractor.reset(
-      rocksdb::NewFixedPrefixTransform(0));
+  // off): each channel's index keys go after its last, and an insert skips
+  // the skiplist search.
   rocksdb::ColumnFamilyOptions channel_index = plain;
   channel_index.memtable_insert_with_hint_prefix_extractor =
       std::make_shared<ChannelPrefix>();

@@ -26,7 +26,9 @@ inline constexpr std::size_t kBlockCacheBytes = 32 << 20;
 
 // Every column family of a Parley store with its options, by Family;
 // memtables of `write_buffer_size` bytes (0: RocksDB's default); one
-// block cache of kBlockCacheBytes, new for each call.
+// block cache of kBlockCacheBytes, new for each call. Their memtables take
+// inserts from one thread at a time: a database opened with them needs
+// DBOptions::allow_concurrent_memtable_write off.
 std::vector<rocksdb::ColumnFamilyDescriptor> families(
     std::size_t write_buffer_size = 0);
 

@@ -207,7 +207,8 @@ Result<std::unique_ptr<LogStore>> open_rocksdb_log_store_read_only(
                                  "no Parley store at " + directory.string()});
   }
   rocksdb::Options options;
-  options.max_open_files = -1;  // required of a secondary
+  options.max_open_files = -1;                      // required of a secondary
+  options.allow_concurrent_memtable_write = false;  // see families()
   // Each catch-up that applies a new version starts
   // max_file_opening_threads - 1 threads (15 with the default of 16) to
   // open its table files, and joins them, even when no file is new: a
