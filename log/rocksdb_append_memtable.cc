@@ -94,20 +94,29 @@ struct LookupKeyLayout {
 rocksdb::Slice internal_key_of(const rocksdb::LookupKey& key) {
   LookupKeyLayout layout;
   std::memcpy(&layout, static_cast<const void*>(&key), sizeof layout);
-  // The varint32 at start: 7 bits a byte, low first, at most 5 bytes.
-  std::uint32_t length = 0;
-  const char* after_length = layout.start;
-  for (int shift = 0; after_length != nullptr && shift <= 28; shift += 7) {
-    const auto byte = static_cast<std::uint8_t>(*after_length++);
-    length |= std::uint32_t{byte & 0x7fU} << shift;
-    if ((byte & 0x80U) == 0) break;
+  const auto start = reinterpret_cast<std::uintptr_t>(layout.start);
+  const auto kstart = reinterpret_cast<std::uintptr_t>(layout.kstart);
+  const auto end = reinterpret_cast<std::uintptr_t>(layout.end);
+  // Before reading through them: a varint32 (1 to 5 bytes), then at least
+  // the 8-byte tag.
+  bool laid_out =
+      start != 0 && kstart > start && kstart - start <= 5 && end >= kstart + 8;
+  if (laid_out) {
+    // The varint32: 7 bits a byte, low first; every byte but the last has
+    // its high bit set.
+    std::uint64_t length = 0;
+    for (std::uintptr_t i = 0; i < kstart - start; ++i) {
+      const auto byte = static_cast<std::uint8_t>(layout.start[i]);
+      length |= std::uint64_t{byte & 0x7fU} << (7 * i);
+      laid_out = laid_out && ((byte & 0x80U) != 0) == (i + 1 < kstart - start);
+    }
+    laid_out = laid_out && length == end - kstart;
   }
-  if (after_length == nullptr || after_length != layout.kstart || length < 8 ||
-      layout.end != layout.kstart + length) {
+  if (!laid_out) {
     throw std::logic_error(
         "rocksdb::LookupKey is not laid out as this build of Parley reads it");
   }
-  return {layout.kstart, length};
+  return {layout.kstart, end - kstart};
 }
 
 // What RocksDB destroys in place: an iterator it asked to have made in its
