@@ -255,7 +255,12 @@ class AppendRep final : public rocksdb::MemTableRep {
       return new AppendIterator(entries_, compare_, ordered_, false);
     }
     void* memory = ::operator new(sizeof(AppendIterator));
-    return new (memory) AppendIterator(entries_, compare_, ordered_, true);
+    try {
+      return new (memory) AppendIterator(entries_, compare_, ordered_, true);
+    } catch (...) {
+      ::operator delete(memory);
+      throw;
+    }
   }
 
  private:
