@@ -51,13 +51,19 @@ class Entries {
     if (slot.offset == 0) {
       const std::size_t length = kFirstSegment << slot.segment;
       segments_[slot.segment] = new const char*[length];
-      bytes_.fetch_add(length * sizeof(const char*), std::memory_order_relaxed);
     }
     segments_[slot.segment][slot.offset] = entry;
     size_.store(i + 1, std::memory_order_release);
   }
 
-  std::size_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  // What the segments allocated so far hold: those up to the last entry's.
+  std::size_t bytes() const {
+    const std::size_t entries = size();
+    if (entries == 0) return 0;
+    const std::size_t segments = slot_of(entries - 1).segment + 1;
+    return kFirstSegment * ((std::size_t{1} << segments) - 1) *
+           sizeof(const char*);
+  }
 
  private:
   static constexpr std::size_t kFirstSegment = 1024;
@@ -75,7 +81,6 @@ class Entries {
 
   std::array<const char**, kSegments> segments_{};
   std::atomic<std::size_t> size_{0};
-  std::atomic<std::size_t> bytes_{0};
 };
 
 // rocksdb::LookupKey, the key a memtable Get looks up, is declared but not
