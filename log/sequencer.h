@@ -32,9 +32,9 @@ class Sequencer {
   explicit Sequencer(std::uint64_t last_log_sequence)
       : last_log_sequence_(last_log_sequence) {}
 
-  // Checks what needs no sequencer state: every record verifies and can be
-  // stamped, every channel id fits. Thread safe; call it before taking the
-  // lock that guards assign().
+  // Checks what needs no sequencer state: every record verifies (unless
+  // freshly built) and can be stamped, every channel id fits. Thread safe;
+  // call it before taking the lock that guards assign().
   static Result<void> check_entries(std::span<AppendEntry> batch);
 
   // Checks that no idempotency key of a batch that passed check_entries is

@@ -81,6 +81,25 @@ TEST_CASE("a record without sequence fields is refused, and left unchanged") {
   CHECK(batch[1].record == record);
 }
 
+TEST_CASE("a record from outside this process is verified: damage is refused") {
+  std::vector<AppendEntry> batch{testing::text_entry("c", "some text")};
+  batch[0].record[batch[0].record.size() / 2] ^= 0x01;
+  auto checked = Sequencer::check_entries(batch);
+  REQUIRE_FALSE(checked.has_value());
+  CHECK(checked.error().code == ErrorCode::kInvalidArgument);
+  CHECK(checked.error().message.starts_with(
+      "batch entry 0: not a valid log record ("));
+}
+
+TEST_CASE("a freshly built record is still checked for its sequence fields") {
+  std::vector<AppendEntry> batch{
+      {.record = record_without_sequences(), .freshly_built = true}};
+  auto checked = Sequencer::check_entries(batch);
+  REQUIRE_FALSE(checked.has_value());
+  CHECK(checked.error().message ==
+        "batch entry 0: not a valid log record (it has no sequence fields)");
+}
+
 TEST_CASE("concurrent appends get dense log and channel sequences") {
   Appenders shared;
   const Sequencer::Lookups lookups{

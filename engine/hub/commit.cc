@@ -5,10 +5,16 @@
 namespace parley::engine {
 
 void Commit::add_envelope(Envelope envelope, bool hub_authored, bool deliver) {
-  auto shared = std::make_shared<Envelope>(std::move(envelope));
-  entries.push_back(
-      {envelope_record(*shared, hub_authored), shared->channel_id});
-  envelopes.push_back({entries.size() - 1, std::move(shared), deliver});
+  add_envelope(std::make_shared<Envelope>(std::move(envelope)), hub_authored,
+               deliver);
+}
+
+void Commit::add_envelope(std::shared_ptr<Envelope> envelope, bool hub_authored,
+                          bool deliver) {
+  entries.push_back({.record = envelope_record(*envelope, hub_authored),
+                     .channel = envelope->channel_id,
+                     .freshly_built = true});
+  envelopes.push_back({entries.size() - 1, std::move(envelope), deliver});
 }
 
 }  // namespace parley::engine

@@ -51,8 +51,14 @@ struct Commit {
   };
   std::vector<StagedEvent> events;
 
-  void add(std::string record) { entries.push_back({std::move(record)}); }
+  // `record` made just now by a builder of engine/records/log_records.h.
+  void add(std::string record) {
+    entries.push_back({.record = std::move(record), .freshly_built = true});
+  }
   void add_envelope(Envelope envelope, bool hub_authored, bool deliver);
+  // Stages `envelope` itself, not a copy: nothing may change it afterwards.
+  void add_envelope(std::shared_ptr<Envelope> envelope, bool hub_authored,
+                    bool deliver);
   bool empty() const { return entries.empty(); }
   // Stages `event` after the envelopes staged so far.
   void notify(std::function<void(HubListener&)> event) {

@@ -11,33 +11,36 @@
 namespace parley::engine {
 
 Change<std::string> PostPipeline::post(std::shared_ptr<Envelope> envelope) {
-  auto spent_token = std::make_shared<bool>(false);
-  return {
-      [this, envelope, spent_token](Commit& batch) REQUIRES(core_.writer) {
-        return stage(*envelope, batch, *spent_token);
-      },
-      [this, spent_token](const Commit& batch,
-                          const Result<std::string>& posted, bool sequenced) {
-        if (batch.empty()) return;  // refused, or an idempotent retry
-        forget_in_flight(batch);
-        const Envelope& staged = *batch.envelopes.front().envelope;
-        if (!posted) {
-          // Refused before the log took it: the token is not spent.
-          if (!sequenced && *spent_token) {
-            rate_limiter_.refund(staged.sender_id);
-          }
-          return;
-        }
-        // Posting anything substantive proves the sender drains its
-        // inbox.
-        if (!event_type::is_protocol(staged.event_type)) {
-          delivery_.drained_by(staged.sender_id);
-        }
-      }};
+  return {[this, envelope = std::move(envelope)](Commit& batch)
+              REQUIRES(core_.writer) { return stage(envelope, batch); },
+          [this](const Commit& batch, const Result<std::string>& posted,
+                 bool sequenced) {
+            if (batch.empty()) return;  // refused, or an idempotent retry
+            forget_in_flight(batch);
+            const Envelope& staged = *batch.envelopes.front().envelope;
+            if (!posted) {
+              // Refused before the log took it: the token stage() spent (it
+              // staged the post) is given back.
+              if (!sequenced && is_rate_limited(staged)) {
+                rate_limiter_.refund(staged.sender_id);
+              }
+              return;
+            }
+            // Posting anything substantive proves the sender drains its
+            // inbox.
+            if (!event_type::is_protocol(staged.event_type)) {
+              delivery_.drained_by(staged.sender_id);
+            }
+          }};
 }
 
-Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
-                                        bool& spent_token) {
+bool PostPipeline::is_rate_limited(const Envelope& envelope) {
+  return !event_type::is_channel_protocol(envelope.event_type);
+}
+
+Result<std::string> PostPipeline::stage(const std::shared_ptr<Envelope>& posted,
+                                        Commit& batch) {
+  Envelope& envelope = *posted;
   const bool substantive = !event_type::is_protocol(envelope.event_type);
   // 1. sender registered
   const AgentRecord* sender =
@@ -60,8 +63,7 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
       !allowed) {
     return std::unexpected(allowed.error());
   }
-  const bool rate_limited =
-      !event_type::is_channel_protocol(envelope.event_type);
+  const bool rate_limited = is_rate_limited(envelope);
   if (rate_limited) {
     if (auto allowed = rate_limiter_.check(*sender, core_.clock->now());
         !allowed) {
@@ -133,12 +135,10 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
   const bool activates = ack && pending && metadata.rejected_by.empty() &&
                          metadata.pending_acks.size() == 1 &&
                          metadata.pending_acks.front() == envelope.sender_id;
-  const std::string envelope_id = envelope.envelope_id;
-  if (rate_limited) {
-    rate_limiter_.consume(envelope.sender_id);
-    spent_token = true;
-  }
-  batch.add_envelope(std::move(envelope), /*hub_authored=*/false,
+  // The batch holds nothing before this point: a staged post has spent its
+  // token, if it is rate limited.
+  if (rate_limited) rate_limiter_.consume(envelope.sender_id);
+  batch.add_envelope(posted, /*hub_authored=*/false,
                      /*deliver=*/!ack && !reject);
   if (!idempotency_key.empty()) {
     stage_idempotency_key(batch, std::move(idempotency_key));
@@ -164,7 +164,7 @@ Result<std::string> PostPipeline::stage(Envelope& envelope, Commit& batch,
     channels_.stage_terminal(batch, *channel, *accepted->next_state,
                              accepted->auto_close_reason);
   }
-  return envelope_id;
+  return envelope.envelope_id;
 }
 
 Result<std::optional<std::string>> PostPipeline::idempotent_original(

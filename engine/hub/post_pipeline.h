@@ -52,8 +52,11 @@ class PostPipeline {
   }
 
  private:
-  Result<std::string> stage(Envelope& envelope, Commit& batch,
-                            bool& spent_token) REQUIRES(core_.writer);
+  // Stamps `*posted` and stages it (shared, not copied).
+  Result<std::string> stage(const std::shared_ptr<Envelope>& posted,
+                            Commit& batch) REQUIRES(core_.writer);
+  // Whether posting `envelope` spends a token of its sender's rate limit.
+  static bool is_rate_limited(const Envelope& envelope);
   // The id of the post `retry` repeats under index key `key`, nullopt for a
   // new key, or kConflict when the key was used with another payload.
   Result<std::optional<std::string>> idempotent_original(
