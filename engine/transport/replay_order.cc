@@ -51,7 +51,6 @@ std::vector<ReplayOrder::EnvelopePtr> ReplayOrder::finish(
     agent.held.clear();
     agent.held_bytes = 0;
   }
-  forget_if_done(it);
   return out;
 }
 

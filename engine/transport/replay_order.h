@@ -77,6 +77,11 @@ class ReplayOrder {
     for (const EnvelopePtr& envelope : finish(agent_id, replayed)) {
       send(envelope);
     }
+    // Only now may live() skip the mutex: a live notify that did so
+    // earlier would overtake the held ones just sent.
+    if (auto it = agents_.find(agent_id); it != agents_.end()) {
+      forget_if_done(it);
+    }
   }
 
  private:
@@ -90,7 +95,8 @@ class ReplayOrder {
 
   Live classify(const EnvelopePtr& envelope, const std::string& recipient_id)
       REQUIRES(mutex_);
-  // Ends one replay; what is then to be sent, in order.
+  // Ends one replay; what is then to be sent, in order. Keeps the agent
+  // tracked: end() forgets it once that is sent.
   std::vector<EnvelopePtr> finish(std::string_view agent_id,
                                   std::span<const engine::Envelope> replayed)
       REQUIRES(mutex_);
