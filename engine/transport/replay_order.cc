@@ -35,10 +35,7 @@ ReplayOrder::Live ReplayOrder::classify(const EnvelopePtr& envelope,
 }
 
 std::vector<ReplayOrder::EnvelopePtr> ReplayOrder::finish(
-    std::string_view agent_id, std::span<const engine::Envelope> replayed) {
-  auto it = agents_.find(agent_id);
-  if (it == agents_.end()) return {};
-  Agent& agent = it->second;
+    Agent& agent, std::span<const engine::Envelope> replayed) {
   for (const engine::Envelope& envelope : replayed) {
     std::string& floor = agent.floors[envelope.channel_id];
     floor = std::max(floor, envelope.envelope_id);

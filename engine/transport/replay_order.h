@@ -74,14 +74,14 @@ class ReplayOrder {
   void end(std::string_view agent_id,
            std::span<const engine::Envelope> replayed, Send&& send) {
     log::MutexLock lock(mutex_);
-    for (const EnvelopePtr& envelope : finish(agent_id, replayed)) {
+    auto it = agents_.find(agent_id);
+    if (it == agents_.end()) return;
+    for (const EnvelopePtr& envelope : finish(it->second, replayed)) {
       send(envelope);
     }
     // Only now may live() skip the mutex: a live notify that did so
     // earlier would overtake the held ones just sent.
-    if (auto it = agents_.find(agent_id); it != agents_.end()) {
-      forget_if_done(it);
-    }
+    forget_if_done(it);
   }
 
  private:
@@ -95,9 +95,8 @@ class ReplayOrder {
 
   Live classify(const EnvelopePtr& envelope, const std::string& recipient_id)
       REQUIRES(mutex_);
-  // Ends one replay; what is then to be sent, in order. Keeps the agent
-  // tracked: end() forgets it once that is sent.
-  std::vector<EnvelopePtr> finish(std::string_view agent_id,
+  // Ends one of `agent`'s replays; what is then to be sent, in order.
+  std::vector<EnvelopePtr> finish(Agent& agent,
                                   std::span<const engine::Envelope> replayed)
       REQUIRES(mutex_);
   // False for an envelope at or below its channel's floor; one above it
