@@ -3,6 +3,7 @@
 #include <rocksdb/file_system.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "schemas/record_checksum.h"
@@ -22,9 +23,53 @@ std::string hex(std::uint64_t value) {
   return text;
 }
 
-std::string mark_text(std::uint64_t last_sequence) {
-  const std::string text = std::string(kPrefix) + std::to_string(last_sequence);
+std::string mark_text(const CleanClose& mark) {
+  std::string text = std::string(kPrefix) + std::to_string(mark.last_sequence);
+  if (!mark.manifest.name.empty()) {
+    text += ", " + mark.manifest.name + " of " +
+            std::to_string(mark.manifest.size) + " bytes";
+  }
   return text + std::string(kHashSeparator) + hex(schema::xxh3_64(text)) + "\n";
+}
+
+// `digits` as a number, if it is one that fits.
+std::optional<std::uint64_t> number(std::string_view digits) {
+  if (digits.empty() || digits.size() > 19 ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::stoull(std::string(digits));
+}
+
+// The mark `text` holds, if it is one mark_text() wrote.
+std::optional<CleanClose> parse_mark(std::string_view text) {
+  const std::size_t separator = text.find(kHashSeparator);
+  if (!text.starts_with(kPrefix) || separator == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view body =
+      text.substr(kPrefix.size(), separator - kPrefix.size());
+  CleanClose mark;
+  const std::size_t comma = body.find(", ");
+  if (comma != std::string_view::npos) {
+    std::string_view manifest = body.substr(comma + 2);
+    const std::size_t of = manifest.find(" of ");
+    if (of == std::string_view::npos || !manifest.ends_with(" bytes")) {
+      return std::nullopt;
+    }
+    mark.manifest.name = std::string(manifest.substr(0, of));
+    auto size = number(manifest.substr(of + 4, manifest.size() - of - 4 - 6));
+    if (!size || !mark.manifest.name.starts_with("MANIFEST-")) {
+      return std::nullopt;
+    }
+    mark.manifest.size = *size;
+    body = body.substr(0, comma);
+  }
+  auto last = number(body);
+  if (!last) return std::nullopt;
+  mark.last_sequence = *last;
+  if (text != mark_text(mark)) return std::nullopt;
+  return mark;
 }
 
 std::unexpected<Error> env_error(const std::string& what,
@@ -46,8 +91,8 @@ Result<void> sync_directory(rocksdb::Env& env, const fs::path& directory) {
 
 }  // namespace
 
-Result<std::optional<std::uint64_t>> read_clean_close(
-    rocksdb::Env& env, const fs::path& directory) {
+Result<std::optional<CleanClose>> read_clean_close(rocksdb::Env& env,
+                                                   const fs::path& directory) {
   const std::string path = (directory / kCleanCloseFile).string();
   rocksdb::Status exists = env.FileExists(path);
   if (exists.IsNotFound()) return std::nullopt;
@@ -57,33 +102,38 @@ Result<std::optional<std::uint64_t>> read_clean_close(
   // it is as if it had never been there.
   if (status.IsNotFound() || status.IsPathNotFound()) return std::nullopt;
   if (!status.ok()) return env_error("reading " + path, status);
-  const std::size_t separator = text.find(kHashSeparator);
-  std::optional<std::uint64_t> last;
-  if (text.starts_with(kPrefix) && separator != std::string::npos) {
-    const std::string digits =
-        text.substr(kPrefix.size(), separator - kPrefix.size());
-    if (!digits.empty() && digits.size() <= 19 &&
-        digits.find_first_not_of("0123456789") == std::string::npos &&
-        text == mark_text(std::stoull(digits))) {
-      last = std::stoull(digits);
-    }
-  }
-  if (!last) {
+  std::optional<CleanClose> mark = parse_mark(text);
+  if (!mark) {
     return std::unexpected(Error{
         ErrorCode::kCorruption,
         "the clean-close mark " + path +
             " is damaged; remove it to open the store as after a crash (a "
             "torn WAL tail is then tolerated)"});
   }
-  return last;
+  return mark;
 }
 
 Result<void> write_clean_close(rocksdb::Env& env, const fs::path& directory,
                                std::uint64_t last_sequence) {
+  CleanClose mark{.last_sequence = last_sequence};
+  const std::string current = (directory / "CURRENT").string();
+  rocksdb::Status status =
+      rocksdb::ReadFileToString(&env, current, &mark.manifest.name);
+  if (!status.ok()) return env_error("reading " + current, status);
+  if (mark.manifest.name.ends_with('\n')) mark.manifest.name.pop_back();
+  if (!mark.manifest.name.starts_with("MANIFEST-") ||
+      mark.manifest.name.find_first_of("/, ") != std::string::npos) {
+    return std::unexpected(
+        Error{ErrorCode::kCorruption,
+              current + " does not name a MANIFEST: " + mark.manifest.name});
+  }
+  const std::string manifest = (directory / mark.manifest.name).string();
+  status = env.GetFileSize(manifest, &mark.manifest.size);
+  if (!status.ok()) return env_error("reading " + manifest, status);
   const std::string path = (directory / kCleanCloseFile).string();
   const std::string temporary = path + ".tmp";
-  rocksdb::Status status = rocksdb::WriteStringToFile(
-      &env, mark_text(last_sequence), temporary, /*should_sync=*/true);
+  status = rocksdb::WriteStringToFile(&env, mark_text(mark), temporary,
+                                      /*should_sync=*/true);
   if (status.ok()) status = env.RenameFile(temporary, path);
   if (!status.ok()) return env_error("writing " + path, status);
   return sync_directory(env, directory);

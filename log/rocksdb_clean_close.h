@@ -9,7 +9,8 @@
 // entry without a word, whatever made it incomplete. A store that was
 // closed cleanly has no torn tail, so:
 //   * close() writes the mark once RocksDB has closed with every acked
-//     record synced, naming the last log sequence;
+//     record synced, naming the last log sequence and the MANIFEST CURRENT
+//     names with its size;
 //   * a read-write open that finds the mark replays the WAL strictly only
 //     (any WAL damage is refused: nothing is dropped, nothing changed),
 //     refuses a store that holds fewer records than the mark names, and
@@ -17,12 +18,19 @@
 //     that session leaves none;
 //   * the read-only views (`parley audit`, `parley log info`) report the
 //     same: a torn tail under a mark is damage.
+// An open that finds the mark writes to the MANIFEST (RocksDB starts a new
+// one, and records its recovery flush) before it can remove the mark, so a
+// crash in that open leaves the mark beside a MANIFEST whose end is torn:
+// only the bytes the mark names must be whole (rocksdb_manifest_check.h).
 //
 //   file   <store>/PARLEY-CLEAN-CLOSE, written through the store's
 //          rocksdb::Env (a temporary file synced, renamed, the directory
 //          synced)
-//   bytes  "parley clean close: last log sequence <N>, xxh3 <16 hex>\n",
-//          xxh3 being XXH3-64 of the text before ", xxh3"
+//   bytes  "parley clean close: last log sequence <N>, <MANIFEST-…> of
+//          <size> bytes, xxh3 <16 hex>\n", xxh3 being XXH3-64 of the text
+//          before ", xxh3"; a mark written before the MANIFEST was named
+//          lacks ", <MANIFEST-…> of <size> bytes" and holds every byte of
+//          the MANIFEST CURRENT names to be whole
 #pragma once
 
 #include <rocksdb/env.h>
@@ -32,17 +40,27 @@
 #include <optional>
 
 #include "log/error.h"
+#include "log/rocksdb_manifest_check.h"
 
 namespace parley::log::rocksdb_backend {
 
 inline constexpr std::string_view kCleanCloseFile = "PARLEY-CLEAN-CLOSE";
 
-// The last log sequence the mark in `directory` names; nullopt when there
-// is none. kCorruption when it is damaged (naming it, and that removing it
-// opens the store as after a crash).
-Result<std::optional<std::uint64_t>> read_clean_close(
+struct CleanClose {
+  std::uint64_t last_sequence = 0;
+  ClosedManifest manifest;
+
+  bool operator==(const CleanClose&) const = default;
+};
+
+// The mark in `directory`; nullopt when there is none. kCorruption when it
+// is damaged (naming it, and that removing it opens the store as after a
+// crash).
+Result<std::optional<CleanClose>> read_clean_close(
     rocksdb::Env& env, const std::filesystem::path& directory);
 
+// Marks the store in `directory`, which RocksDB has closed, naming the
+// MANIFEST CURRENT names and its size.
 Result<void> write_clean_close(rocksdb::Env& env,
                                const std::filesystem::path& directory,
                                std::uint64_t last_sequence);

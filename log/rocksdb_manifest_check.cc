@@ -50,7 +50,8 @@ std::uint32_t fixed(std::string_view bytes, std::size_t at, int width) {
 
 }  // namespace
 
-Result<void> check_manifest(const fs::path& directory, bool complete) {
+Result<void> check_manifest(const fs::path& directory,
+                            const std::optional<ClosedManifest>& closed) {
   std::ifstream current_file(directory / "CURRENT");
   std::string current;
   if (!current_file || !std::getline(current_file, current) ||
@@ -81,6 +82,17 @@ Result<void> check_manifest(const fs::path& directory, bool complete) {
                                      current + " is damaged at byte " +
                                      std::to_string(at) + ": " + what});
   };
+  // Records that begin before this byte must be whole.
+  std::uint64_t whole_through = 0;
+  if (closed && (closed->name.empty() || closed->name == current)) {
+    whole_through = closed->size;
+    if (!closed->name.empty() && bytes.size() < closed->size) {
+      return damaged(bytes.size(),
+                     "it ends there, short of the " +
+                         std::to_string(closed->size) +
+                         " bytes it held when the store was closed cleanly");
+    }
+  }
   static const Crc32c crc32c;
   std::size_t at = 0;
   while (at < bytes.size()) {
@@ -93,7 +105,7 @@ Result<void> check_manifest(const fs::path& directory, bool complete) {
       continue;
     }
     if (bytes.size() - at < kHeaderSize) {
-      if (!complete) return {};
+      if (at >= whole_through) return {};
       return damaged(at, "it ends with an incomplete record header");
     }
     const std::uint32_t stored = fixed(bytes, at, 4);
@@ -106,7 +118,7 @@ Result<void> check_manifest(const fs::path& directory, bool complete) {
       return damaged(at, "a record runs past the end of its block");
     }
     if (bytes.size() - at < kHeaderSize + length) {
-      if (!complete) return {};
+      if (at >= whole_through) return {};
       return damaged(at, "it ends with an incomplete record (" +
                              std::to_string(length) + " bytes announced, " +
                              std::to_string(bytes.size() - at - kHeaderSize) +

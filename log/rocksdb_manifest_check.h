@@ -17,20 +17,39 @@
 // header, are zeros. The MANIFEST in use is the one CURRENT names.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
 
 #include "log/error.h"
 
 namespace parley::log::rocksdb_backend {
 
+// The MANIFEST as a clean close left it: its bytes were synced whole, and
+// a later open may have appended to it (a crash there tears only what it
+// appended) or moved to a new MANIFEST.
+struct ClosedManifest {
+  // Empty: whichever MANIFEST CURRENT names, every byte whole (a mark
+  // written before marks named the MANIFEST).
+  std::string name;
+  std::uint64_t size = std::numeric_limits<std::uint64_t>::max();
+
+  bool operator==(const ClosedManifest&) const = default;
+};
+
 // kCorruption naming the MANIFEST and the byte where a record of it is
-// damaged (a CRC mismatch, an impossible length or type) or, when
-// `complete`, where it ends with an incomplete record (which a store that
-// was closed cleanly, or that nobody writes, cannot have). Passes when
-// CURRENT is missing, does not name a MANIFEST or names one that is gone
-// (RocksDB reports that, or a live writer replaced it).
+// damaged (a CRC mismatch, an impossible length or type), where it ends
+// with an incomplete record that began within what `closed` holds whole,
+// or where it ends short of `closed`'s size. Without `closed` (a store
+// that crashed, or that a writer holds) an incomplete last record is a
+// torn tail and passes, as it does past `closed`'s bytes or in a MANIFEST
+// other than `closed`'s. Passes when CURRENT is missing, does not name a
+// MANIFEST or names one that is gone (RocksDB reports that, or a live
+// writer replaced it).
 // kIoError when the file cannot be read.
 Result<void> check_manifest(const std::filesystem::path& directory,
-                            bool complete);
+                            const std::optional<ClosedManifest>& closed);
 
 }  // namespace parley::log::rocksdb_backend

@@ -215,10 +215,14 @@ Result<OpenedLogStore> open_rocksdb_log_store(const fs::path& directory,
     }
     auto mark = read_clean_close(env, directory);
     if (!mark) return std::unexpected(mark.error());
-    clean_close = *mark;
-    // After a clean close the MANIFEST cannot end mid-record either.
-    if (auto manifest = check_manifest(directory, clean_close.has_value());
-        !manifest) {
+    std::optional<ClosedManifest> closed;
+    if (*mark) {
+      clean_close = (*mark)->last_sequence;
+      closed = (*mark)->manifest;
+    }
+    // What a clean close synced of the MANIFEST cannot end mid-record
+    // either.
+    if (auto manifest = check_manifest(directory, closed); !manifest) {
       return refused(manifest.error());
     }
   }

@@ -132,7 +132,7 @@ Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
   // opens it during this attempt, those checks do not hold: the mark may
   // be a leftover of the writer's own opening.
   const bool locked = store_is_locked(directory);
-  std::optional<std::uint64_t> mark;
+  std::optional<CleanClose> mark;
   if (!locked) {
     auto read = read_clean_close(*rocksdb::Env::Default(), directory);
     if (!read) return std::unexpected(read.error());
@@ -146,7 +146,9 @@ Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
     auto now = read_clean_close(*rocksdb::Env::Default(), directory);
     return !now || *now != mark;
   };
-  if (auto manifest = check_manifest(directory, mark.has_value()); !manifest) {
+  if (auto manifest = check_manifest(
+          directory, mark ? std::optional(mark->manifest) : std::nullopt);
+      !manifest) {
     if (writer_came()) return Again();
     return std::unexpected(manifest.error());
   }
@@ -168,15 +170,15 @@ Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
   if (!last) return std::unexpected(last.error());
   // A closed store is checked against its clean-close mark as the next
   // read-write open will check it.
-  if (mark && *last < *mark) {
+  if (mark && *last < mark->last_sequence) {
     if (writer_came()) return Again();
+    const std::string marked = std::to_string(mark->last_sequence);
     return std::unexpected(Error{
         ErrorCode::kCorruption,
         "the store at " + directory.string() +
-            " was closed cleanly at log sequence " + std::to_string(*mark) +
+            " was closed cleanly at log sequence " + marked +
             ", but its files hold records only up to " + std::to_string(*last) +
-            ": log sequences " + std::to_string(*last + 1) + ".." +
-            std::to_string(*mark) +
+            ": log sequences " + std::to_string(*last + 1) + ".." + marked +
             " are lost (an incomplete MANIFEST or WAL tail: one of those "
             "files is damaged)"});
   }
@@ -277,7 +279,9 @@ Result<std::optional<std::string>> find_torn_wal_tail(
   }
   auto mark = read_clean_close(*rocksdb::Env::Default(), directory);
   if (!mark) return std::unexpected(mark.error());
-  if (auto manifest = check_manifest(directory, mark->has_value()); !manifest) {
+  if (auto manifest = check_manifest(
+          directory, *mark ? std::optional((*mark)->manifest) : std::nullopt);
+      !manifest) {
     return std::unexpected(manifest.error());
   }
   std::vector<std::string> names;
@@ -323,7 +327,7 @@ Result<std::optional<std::string>> find_torn_wal_tail(
               "reading the WAL of " + directory.string() +
                   ": it ends with a damaged record (" + strict.ToString() +
                   "), although the store was closed cleanly at log sequence " +
-                  std::to_string(**mark) +
+                  std::to_string((*mark)->last_sequence) +
                   ": not a torn tail; the next open refuses the store"});
   }
   return strict.ToString();

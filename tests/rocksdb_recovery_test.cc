@@ -201,7 +201,13 @@ TEST_CASE("the clean-close mark goes at open and comes back at close") {
   std::ifstream text(mark);
   std::string line;
   REQUIRE(std::getline(text, line));
-  CHECK(line.starts_with("parley clean close: last log sequence 3, xxh3 "));
+  // It names the MANIFEST CURRENT names, with its size.
+  std::ifstream current(dir.path() / "CURRENT");
+  std::string manifest;
+  REQUIRE(std::getline(current, manifest));
+  CHECK(line.starts_with(
+      "parley clean close: last log sequence 3, " + manifest + " of " +
+      std::to_string(fs::file_size(dir.path() / manifest)) + " bytes, xxh3 "));
   {
     auto opened = open_store(dir.path());
     CHECK_FALSE(fs::exists(mark));  // a crash now leaves no mark
@@ -285,7 +291,9 @@ TEST_CASE("a MANIFEST cut short after a clean close is refused by every open") {
       reopened.error().message.find(manifest.filename().string() +
                                     " is damaged at byte") != std::string::npos,
       reopened.error().message);
-  CHECK(reopened.error().message.find("ends with an incomplete record") !=
+  CHECK(reopened.error().message.find(
+            "short of the " + std::to_string(fs::file_size(manifest) + 3) +
+            " bytes it held when the store was closed cleanly") !=
         std::string::npos);
   // The read-only view (a RocksDB secondary) and the audit's WAL check
   // refuse it too, instead of waiting for the rest of the record.
@@ -295,6 +303,53 @@ TEST_CASE("a MANIFEST cut short after a clean close is refused by every open") {
   auto torn = log::find_torn_wal_tail(dir.path());
   REQUIRE_FALSE(torn.has_value());
   CHECK(torn.error().message.find("is damaged at byte") != std::string::npos);
+}
+
+// Appends to `manifest` the start of a record that announces more bytes
+// than follow, as a crash mid-write leaves it.
+void tear_onto(const fs::path& manifest) {
+  std::ofstream file(manifest, std::ios::binary | std::ios::app);
+  const char header[7] = {0x12, 0x34, 0x56, 0x78, 0x6e, 0x01, 0x01};  // 366
+  file.write(header, sizeof header);
+  file << std::string(297, 'x');
+}
+
+TEST_CASE(
+    "an open cut short after a clean close tears the MANIFEST past what the "
+    "close left, and the store opens") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 10); }
+  // What RocksDB appends while opening the store (its recovery flush's
+  // version edit), cut short by a crash before the open removed the mark.
+  tear_onto(current_manifest(dir.path()));
+  CHECK(fs::exists(dir.path() / "PARLEY-CLEAN-CLOSE"));
+  auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
+  REQUIRE_MESSAGE(viewed.has_value(), testing::error_message(viewed));
+  viewed->reset();
+  auto torn = log::find_torn_wal_tail(dir.path());
+  REQUIRE_MESSAGE(torn.has_value(), testing::error_message(torn));
+  auto reopened = open_store(dir.path());
+  CHECK(all_texts(*reopened.store).size() == 10);
+}
+
+TEST_CASE(
+    "an open cut short after a clean close tears the new MANIFEST it moved "
+    "to, and the store opens") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 10); }
+  const fs::path mark = dir.path() / "PARLEY-CLEAN-CLOSE";
+  std::string saved_mark;
+  REQUIRE(std::getline(std::ifstream(mark), saved_mark));
+  const fs::path closed_manifest = current_manifest(dir.path());
+  { auto opened = open_store(dir.path()); }
+  // The open began a new MANIFEST, named it in CURRENT, and a crash tore
+  // the version edit it was appending, the mark still in place.
+  const fs::path manifest = current_manifest(dir.path());
+  REQUIRE(manifest != closed_manifest);
+  tear_onto(manifest);
+  std::ofstream(mark) << saved_mark << '\n';
+  auto reopened = open_store(dir.path());
+  CHECK(all_texts(*reopened.store).size() == 10);
 }
 
 TEST_CASE("a MANIFEST record failing its checksum is refused naming the byte") {
