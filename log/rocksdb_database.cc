@@ -202,14 +202,13 @@ Result<std::uint64_t> find_last_sequence(const Database& database) {
   return *sequence;
 }
 
-Result<void> check_format_version(Database& database, bool empty_log,
-                                  bool read_only) {
+Result<bool> check_format_version(Database& database, bool empty_log) {
   std::string version;
   rocksdb::Status status =
       database.db->Get(rocksdb::ReadOptions(), database[kMeta],
                        slice(layout::kFormatVersionKey), &version);
   if (status.ok()) {
-    if (version == layout::kFormatVersion) return {};
+    if (version == layout::kFormatVersion) return false;
     if (!layout::readable_format_version(version)) {
       return std::unexpected(Error{
           ErrorCode::kVersionMismatch,
@@ -217,21 +216,25 @@ Result<void> check_format_version(Database& database, bool empty_log,
               std::string(layout::kOldestFormatVersion) + " to " +
               std::string(layout::kFormatVersion)});
     }
-    if (read_only) return {};
-  } else if (!status.IsNotFound()) {
+    return true;
+  }
+  if (!status.IsNotFound()) {
     return io_error("reading the format version", status);
-  } else if (!empty_log) {
+  }
+  if (!empty_log) {
     return std::unexpected(
         Error{ErrorCode::kCorruption,
               "the store has records but no format version: the meta column "
               "family lost its table file (a damaged MANIFEST entry or table "
               "file)"});
-  } else if (read_only) {
-    return {};
   }
+  return true;
+}
+
+Result<void> write_format_version(Database& database) {
   rocksdb::WriteOptions sync;
   sync.sync = true;
-  status =
+  rocksdb::Status status =
       database.db->Put(sync, database[kMeta], slice(layout::kFormatVersionKey),
                        slice(layout::kFormatVersion));
   if (!status.ok()) return io_error("writing the format version", status);

@@ -89,11 +89,13 @@ rocksdb::Status open_database(const std::filesystem::path& directory,
 // and stamp must agree; a full check is `parley audit`'s job.
 Result<std::uint64_t> find_last_sequence(const Database& database);
 
-// Checks the store's format version. A store without one whose log is
-// empty (`empty_log`) was created but never written: it gets the version,
-// unless `read_only`.
-Result<void> check_format_version(Database& database, bool empty_log,
-                                  bool read_only);
+// Checks the store's format version: whether a writer must write this
+// build's (write_format_version) before it appends: a store of an older
+// format it reads, or one without a version whose log is empty
+// (`empty_log`: it was created but never written).
+Result<bool> check_format_version(Database& database, bool empty_log);
+// Writes this build's format version, synced.
+Result<void> write_format_version(Database& database);
 
 // Refuses a directory that holds a RocksDB database without the families
 // of a Parley store; nullopt when they are all there. `names` are the

@@ -247,14 +247,18 @@ Result<OpenedLogStore> open_rocksdb_log_store(const fs::path& directory,
             " are lost (RocksDB dropped them as an incomplete MANIFEST or "
             "WAL tail, so one of those files is damaged)"});
   }
-  if (auto version = check_format_version(*database, *last == 0,
-                                          /*read_only=*/false);
-      !version) {
-    return std::unexpected(version.error());
-  }
+  auto version = check_format_version(*database, *last == 0);
+  if (!version) return std::unexpected(version.error());
+  // Before the first append (the format version's included): a crash from
+  // here on may tear the WAL's end, which the mark would call damage.
   if (clean_close) {
     if (auto removed = remove_clean_close(env, directory); !removed) {
       return std::unexpected(removed.error());
+    }
+  }
+  if (*version) {
+    if (auto written = write_format_version(*database); !written) {
+      return std::unexpected(written.error());
     }
   }
   return OpenedLogStore{

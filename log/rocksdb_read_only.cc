@@ -185,9 +185,7 @@ Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
   // A view taken while a writer was opening the store may show the log's
   // records without the meta family's table file yet. A writer holding the
   // store has passed this check itself, so while one does it is transient.
-  if (auto version = check_format_version(database, *last == 0,
-                                          /*read_only=*/true);
-      !version) {
+  if (auto version = check_format_version(database, *last == 0); !version) {
     if (version.error().code == ErrorCode::kCorruption &&
         (store_is_locked(directory) || writer_came())) {
       return Again();
