@@ -18,10 +18,11 @@
 //     that session leaves none;
 //   * the read-only views (`parley audit`, `parley log info`) report the
 //     same: a torn tail under a mark is damage.
-// An open that finds the mark writes to the MANIFEST (RocksDB starts a new
-// one, and records its recovery flush) before it can remove the mark, so a
-// crash in that open leaves the mark beside a MANIFEST whose end is torn:
-// only the bytes the mark names must be whole (rocksdb_manifest_check.h).
+// RocksDB writes to the MANIFEST while a store opens (a new MANIFEST, then
+// the entries of the flushes and compactions it starts) before the open
+// can remove the mark, so a crash then leaves the mark beside a MANIFEST
+// whose end is torn: only the bytes the mark names must be whole
+// (rocksdb_manifest_check.h).
 //
 //   file   <store>/PARLEY-CLEAN-CLOSE, written through the store's
 //          rocksdb::Env (a temporary file synced, renamed, the directory
