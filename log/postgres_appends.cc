@@ -330,8 +330,12 @@ Result<void> PostgresLogStore::write_group(
   }
   ResultPtr synced(PQgetResult(writer.get()));
   if (!synced || PQresultStatus(synced.get()) != PGRES_PIPELINE_SYNC) {
+    // Every statement was answered, COMMIT included: nothing is left for
+    // the server to refuse, so the session ended (a restart's FATAL, or
+    // no word) before the pipeline did.
+    session_ended = true;
     return lost("the pipeline did not end as sent (" + writer.error_message() +
-                ")");
+                "), after COMMIT was answered: the transaction committed");
   }
   return {};
 }
