@@ -319,8 +319,8 @@ TEST_CASE(
     "close left, and the store opens") {
   testing::ScratchDir dir;
   { append_texts(*open_store(dir.path()).store, 1, 10); }
-  // What RocksDB appends while opening the store (its recovery flush's
-  // version edit), cut short by a crash before the open removed the mark.
+  // What RocksDB appends while the store opens (a flush's or compaction's
+  // entry), cut short by a crash before the open removed the mark.
   tear_onto(current_manifest(dir.path()));
   CHECK(fs::exists(dir.path() / "PARLEY-CLEAN-CLOSE"));
   auto viewed = log::open_rocksdb_log_store_read_only(dir.path());
