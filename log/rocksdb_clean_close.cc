@@ -115,20 +115,16 @@ Result<std::optional<CleanClose>> read_clean_close(rocksdb::Env& env,
 
 Result<void> write_clean_close(rocksdb::Env& env, const fs::path& directory,
                                std::uint64_t last_sequence) {
-  CleanClose mark{.last_sequence = last_sequence};
-  const std::string current = (directory / "CURRENT").string();
-  rocksdb::Status status =
-      rocksdb::ReadFileToString(&env, current, &mark.manifest.name);
-  if (!status.ok()) return env_error("reading " + current, status);
-  if (mark.manifest.name.ends_with('\n')) mark.manifest.name.pop_back();
-  if (!mark.manifest.name.starts_with("MANIFEST-") ||
-      mark.manifest.name.find_first_of("/, ") != std::string::npos) {
+  std::optional<std::string> named = current_manifest_name(directory);
+  if (!named) {
     return std::unexpected(
         Error{ErrorCode::kCorruption,
-              current + " does not name a MANIFEST: " + mark.manifest.name});
+              (directory / "CURRENT").string() + " does not name a MANIFEST"});
   }
+  CleanClose mark{.last_sequence = last_sequence,
+                  .manifest = {.name = std::move(*named)}};
   const std::string manifest = (directory / mark.manifest.name).string();
-  status = env.GetFileSize(manifest, &mark.manifest.size);
+  rocksdb::Status status = env.GetFileSize(manifest, &mark.manifest.size);
   if (!status.ok()) return env_error("reading " + manifest, status);
   const std::string path = (directory / kCleanCloseFile).string();
   const std::string temporary = path + ".tmp";

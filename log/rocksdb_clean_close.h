@@ -54,6 +54,13 @@ struct CleanClose {
   bool operator==(const CleanClose&) const = default;
 };
 
+// What `mark`, if any, holds of the MANIFEST (check_manifest's `closed`).
+inline std::optional<ClosedManifest> closed_manifest(
+    const std::optional<CleanClose>& mark) {
+  if (!mark) return std::nullopt;
+  return mark->manifest;
+}
+
 // The mark in `directory`; nullopt when there is none. kCorruption when it
 // is damaged (naming it, and that removing it opens the store as after a
 // crash).

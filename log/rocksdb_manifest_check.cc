@@ -50,15 +50,22 @@ std::uint32_t fixed(std::string_view bytes, std::size_t at, int width) {
 
 }  // namespace
 
-Result<void> check_manifest(const fs::path& directory,
-                            const std::optional<ClosedManifest>& closed) {
+std::optional<std::string> current_manifest_name(const fs::path& directory) {
   std::ifstream current_file(directory / "CURRENT");
   std::string current;
   if (!current_file || !std::getline(current_file, current) ||
       !current.starts_with("MANIFEST-") ||
-      current.find('/') != std::string::npos) {
-    return {};
+      current.find_first_of("/, ") != std::string::npos) {
+    return std::nullopt;
   }
+  return current;
+}
+
+Result<void> check_manifest(const fs::path& directory,
+                            const std::optional<ClosedManifest>& closed) {
+  const std::optional<std::string> named = current_manifest_name(directory);
+  if (!named) return {};
+  const std::string& current = *named;
   const fs::path path = directory / current;
   std::ifstream file(path, std::ios::binary);
   std::error_code missing;

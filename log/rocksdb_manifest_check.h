@@ -39,6 +39,11 @@ struct ClosedManifest {
   bool operator==(const ClosedManifest&) const = default;
 };
 
+// The MANIFEST CURRENT names in `directory`; nullopt when CURRENT is
+// missing or does not name one.
+std::optional<std::string> current_manifest_name(
+    const std::filesystem::path& directory);
+
 // kCorruption naming the MANIFEST and the byte where a record of it is
 // damaged (a CRC mismatch, an impossible length or type), where it ends
 // with an incomplete record that began within what `closed` holds whole,

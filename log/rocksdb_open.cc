@@ -215,14 +215,11 @@ Result<OpenedLogStore> open_rocksdb_log_store(const fs::path& directory,
     }
     auto mark = read_clean_close(env, directory);
     if (!mark) return std::unexpected(mark.error());
-    std::optional<ClosedManifest> closed;
-    if (*mark) {
-      clean_close = (*mark)->last_sequence;
-      closed = (*mark)->manifest;
-    }
+    if (*mark) clean_close = (*mark)->last_sequence;
     // What a clean close synced of the MANIFEST cannot end mid-record
     // either.
-    if (auto manifest = check_manifest(directory, closed); !manifest) {
+    if (auto manifest = check_manifest(directory, closed_manifest(*mark));
+        !manifest) {
       return refused(manifest.error());
     }
   }

@@ -146,8 +146,7 @@ Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
     auto now = read_clean_close(*rocksdb::Env::Default(), directory);
     return !now || *now != mark;
   };
-  if (auto manifest = check_manifest(
-          directory, mark ? std::optional(mark->manifest) : std::nullopt);
+  if (auto manifest = check_manifest(directory, closed_manifest(mark));
       !manifest) {
     if (writer_came()) return Again();
     return std::unexpected(manifest.error());
@@ -277,8 +276,7 @@ Result<std::optional<std::string>> find_torn_wal_tail(
   }
   auto mark = read_clean_close(*rocksdb::Env::Default(), directory);
   if (!mark) return std::unexpected(mark.error());
-  if (auto manifest = check_manifest(
-          directory, *mark ? std::optional((*mark)->manifest) : std::nullopt);
+  if (auto manifest = check_manifest(directory, closed_manifest(*mark));
       !manifest) {
     return std::unexpected(manifest.error());
   }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <latch>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "log/rocksdb_layout.h"
 #include "log/rocksdb_log_store.h"
 #include "parley/schemas/log_generated.h"
+#include "schemas/record_checksum.h"
 #include "tests/rocksdb_raw_store.h"
 #include "tests/test_support.h"
 
@@ -350,6 +352,27 @@ TEST_CASE(
   std::ofstream(mark) << saved_mark << '\n';
   auto reopened = open_store(dir.path());
   CHECK(all_texts(*reopened.store).size() == 10);
+}
+
+TEST_CASE(
+    "a mark from before marks named the MANIFEST holds every byte of it to "
+    "be whole") {
+  testing::ScratchDir dir;
+  { append_texts(*open_store(dir.path()).store, 1, 10); }
+  const std::string text = "parley clean close: last log sequence 10";
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(schema::xxh3_64(text)));
+  std::ofstream(dir.path() / "PARLEY-CLEAN-CLOSE")
+      << text << ", xxh3 " << hash << '\n';
+  tear_onto(current_manifest(dir.path()));
+  auto reopened = log::open_rocksdb_log_store(dir.path());
+  REQUIRE_FALSE(reopened.has_value());
+  CHECK(reopened.error().code == ErrorCode::kCorruption);
+  CHECK_MESSAGE(reopened.error().message.find(
+                    "ends with an incomplete record (366 bytes announced, "
+                    "297 there)") != std::string::npos,
+                reopened.error().message);
 }
 
 TEST_CASE("a MANIFEST record failing its checksum is refused naming the byte") {
