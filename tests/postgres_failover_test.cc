@@ -89,7 +89,8 @@ json keyed_post(const std::string& channel, const std::string& sender,
 // post answered ok (text -> envelope id) and the one whose answer the
 // hub's end took with it.
 struct Poster {
-  std::map<std::string, std::string> acked;
+  std::map<std::string, std::string> acked;  // read after `thread` joined
+  std::atomic<std::size_t> acked_count = 0;  // read while it runs
   std::optional<std::string> unanswered;
   std::thread thread;
 
@@ -110,7 +111,10 @@ struct Poster {
           unanswered = text;
           return;
         }
-        if (response["ok"] == true) acked[text] = response["result"];
+        if (response["ok"] == true) {
+          acked[text] = response["result"];
+          ++acked_count;
+        }
       }
     });
   }
@@ -168,7 +172,17 @@ TEST_CASE(
     posters.push_back(std::make_unique<Poster>(
         active.port(), "alice", talk.alice, talk.channel, prefix, stop));
   }
-  std::this_thread::sleep_for(1500ms);
+  // Killed once enough posts are acked, not after a fixed time: a loaded
+  // CI machine acks a handful in a second and a half.
+  const auto enough_by = SteadyClock::now() + 60s;
+  const auto acked_so_far = [&] {
+    std::size_t count = 0;
+    for (const auto& poster : posters) count += poster->acked_count;
+    return count;
+  };
+  while (acked_so_far() < 100 && SteadyClock::now() < enough_by) {
+    std::this_thread::sleep_for(10ms);
+  }
   const auto killed_at = SteadyClock::now();
   kill(active.pid(), SIGKILL);
   REQUIRE_MESSAGE(standby.wait_listening(10s), standby.output());

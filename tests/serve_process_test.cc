@@ -5,9 +5,11 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -336,7 +338,16 @@ TEST_SUITE("slow") {
           }
         });
       }
-      std::this_thread::sleep_for(1500ms);
+      // Killed once enough posts are acked, not after a fixed time: a
+      // loaded CI machine acks a handful in a second and a half.
+      const auto deadline = std::chrono::steady_clock::now() + 60s;
+      while (std::chrono::steady_clock::now() < deadline) {
+        {
+          std::lock_guard lock(acked_mutex);
+          if (acked.size() >= 200) break;
+        }
+        std::this_thread::sleep_for(10ms);
+      }
       kill(serve.pid(), SIGKILL);
       stop = true;
       for (auto& poster : posters) poster.join();
