@@ -1,10 +1,11 @@
 #include "log/rocksdb_manifest_check.h"
 
-#include <array>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "log/crc32c.h"
 
 namespace parley::log::rocksdb_backend {
 namespace {
@@ -13,32 +14,6 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kBlockSize = 32768;
 constexpr std::size_t kHeaderSize = 7;
-
-// CRC32C (Castagnoli), as RocksDB's crc32c::Value and Mask compute it.
-class Crc32c {
- public:
-  Crc32c() {
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t crc = i;
-      for (int bit = 0; bit < 8; ++bit) {
-        crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
-      }
-      table_[i] = crc;
-    }
-  }
-  std::uint32_t masked(std::string_view bytes) const {
-    std::uint32_t crc = 0xffffffffu;
-    for (char byte : bytes) {
-      crc =
-          table_[(crc ^ static_cast<std::uint8_t>(byte)) & 0xffu] ^ (crc >> 8);
-    }
-    crc ^= 0xffffffffu;
-    return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-  }
-
- private:
-  std::array<std::uint32_t, 256> table_{};
-};
 
 std::uint32_t fixed(std::string_view bytes, std::size_t at, int width) {
   std::uint32_t value = 0;
@@ -100,7 +75,6 @@ Result<void> check_manifest(const fs::path& directory,
                          " bytes it held when the store was closed cleanly");
     }
   }
-  static const Crc32c crc32c;
   std::size_t at = 0;
   while (at < bytes.size()) {
     const std::size_t block_left = kBlockSize - at % kBlockSize;
@@ -131,7 +105,7 @@ Result<void> check_manifest(const fs::path& directory,
                              std::to_string(bytes.size() - at - kHeaderSize) +
                              " there)");
     }
-    if (crc32c.masked(std::string_view(bytes).substr(at + 6, 1 + length)) !=
+    if (crc32c_masked(std::string_view(bytes).substr(at + 6, 1 + length)) !=
         stored) {
       return damaged(at, "a record fails its checksum");
     }
