@@ -1,7 +1,7 @@
 #include "log/rocksdb_table_check.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+// XXH3's functions as the dispatching ones of Debian's libxxhash.
+#include <xxh_x86dispatch.h>
 
 #include <cstdint>
 #include <fstream>

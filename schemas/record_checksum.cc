@@ -1,7 +1,9 @@
 #include "schemas/record_checksum.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+// XXH3's functions as the dispatching ones of Debian's libxxhash; its
+// state type complete, for a state on the stack.
+#define XXH_STATIC_LINKING_ONLY
+#include <xxh_x86dispatch.h>
 
 #include <cstring>
 
