@@ -4,10 +4,18 @@
 
 #include <dlfcn.h>
 #include <doctest/doctest.h>
+#include <elf.h>
+#include <link.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <random>
 #include <string>
+
+#include "tests/test_support.h"
 
 namespace rocksdb::crc32c {
 std::uint32_t Extend(std::uint32_t crc, const char* buf, std::size_t size);
@@ -23,6 +31,65 @@ using log::crc32c_extend_portable;
 constexpr const char* kRocksDbExtend = "_ZN7rocksdb6crc32c6ExtendEjPKcm";
 using ExtendFunction = std::uint32_t (*)(std::uint32_t, const char*,
                                          std::size_t);
+
+// Where librocksdb's own calls of `symbol` go: the GOT slot its PLT jumps
+// through, bound by the dynamic linker (so, after a first call), or nullptr
+// when librocksdb calls the symbol without its PLT or is not loaded.
+void* rocksdb_plt_target(const char* symbol) {
+  struct Search {
+    const char* symbol;
+    void* target = nullptr;
+  } search{symbol};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        auto& search = *static_cast<Search*>(data);
+        if (std::strstr(info->dlpi_name, "librocksdb") == nullptr) return 0;
+        // glibc relocates these entries of the loaded dynamic section in
+        // place on x86-64; an entry still below the load address is not.
+        auto address = [&](ElfW(Addr) entry) {
+          return entry < info->dlpi_addr ? entry + info->dlpi_addr : entry;
+        };
+        const ElfW(Rela)* relocations = nullptr;
+        std::size_t relocation_bytes = 0;
+        const ElfW(Sym)* symbols = nullptr;
+        const char* names = nullptr;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type != PT_DYNAMIC) continue;
+          for (auto* entry = reinterpret_cast<const ElfW(Dyn)*>(
+                   info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+               entry->d_tag != DT_NULL; ++entry) {
+            if (entry->d_tag == DT_JMPREL) {
+              relocations = reinterpret_cast<const ElfW(Rela)*>(
+                  address(entry->d_un.d_ptr));
+            } else if (entry->d_tag == DT_PLTRELSZ) {
+              relocation_bytes = entry->d_un.d_val;
+            } else if (entry->d_tag == DT_SYMTAB) {
+              symbols = reinterpret_cast<const ElfW(Sym)*>(
+                  address(entry->d_un.d_ptr));
+            } else if (entry->d_tag == DT_STRTAB) {
+              names = reinterpret_cast<const char*>(address(entry->d_un.d_ptr));
+            }
+          }
+        }
+        if (relocations == nullptr || symbols == nullptr || names == nullptr) {
+          return 1;
+        }
+        for (std::size_t i = 0; i < relocation_bytes / sizeof(ElfW(Rela));
+             ++i) {
+          const ElfW(Rela)& relocation = relocations[i];
+          if (ELF64_R_TYPE(relocation.r_info) != R_X86_64_JUMP_SLOT) continue;
+          const ElfW(Sym)& named = symbols[ELF64_R_SYM(relocation.r_info)];
+          if (std::strcmp(names + named.st_name, search.symbol) != 0) continue;
+          std::memcpy(&search.target,
+                      reinterpret_cast<const void*>(info->dlpi_addr +
+                                                    relocation.r_offset),
+                      sizeof search.target);
+        }
+        return 1;
+      },
+      &search);
+  return search.target;
+}
 
 std::string random_bytes(std::size_t size, std::mt19937& random) {
   std::string bytes(size, '\0');
@@ -66,9 +133,19 @@ TEST_CASE(
 TEST_CASE(
     "RocksDB's CRC32C calls reach Parley's, which computes what RocksDB's "
     "own computes") {
-  // The process resolves RocksDB's symbol to the definition linked in with
-  // parley_log, which is the one librocksdb's own calls (through its PLT)
-  // reach.
+  // A WAL write, so that RocksDB has called Extend through its PLT.
+  testing::ScratchDir dir;
+  {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* opened = nullptr;
+    REQUIRE(rocksdb::DB::Open(options, dir.path().string(), &opened).ok());
+    std::unique_ptr<rocksdb::DB> db(opened);
+    REQUIRE(db->Put(rocksdb::WriteOptions(), "key", "value").ok());
+    REQUIRE(db->Close().ok());
+  }
+  CHECK(rocksdb_plt_target(kRocksDbExtend) ==
+        reinterpret_cast<void*>(&rocksdb::crc32c::Extend));
   CHECK(dlsym(RTLD_DEFAULT, kRocksDbExtend) ==
         reinterpret_cast<void*>(&rocksdb::crc32c::Extend));
   // The next definition in the search order is librocksdb's own.
