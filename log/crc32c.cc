@@ -1,6 +1,8 @@
 #include "log/crc32c.h"
 
+#if defined(__x86_64__)
 #include <nmmintrin.h>
+#endif
 
 #include <array>
 #include <cstddef>
@@ -21,6 +23,7 @@ constexpr std::array<std::uint32_t, 256> kTable = [] {
   return table;
 }();
 
+#if defined(__x86_64__)
 // One stream of 8-byte crc32 instructions: about 2.7 bytes a cycle, against
 // the table's 0.4, so a 700-byte post's share of its group's WAL record is
 // a few hundred cycles; three interleaved streams would take a third of
@@ -46,6 +49,7 @@ bool cpu_has_sse42() {
   __builtin_cpu_init();  // may run before the constructors that do it
   return __builtin_cpu_supports("sse4.2");
 }
+#endif
 
 }  // namespace
 
@@ -60,16 +64,24 @@ std::uint32_t crc32c_extend_portable(std::uint32_t crc,
 }
 
 bool crc32c_uses_hardware() {
+#if defined(__x86_64__)
   static const bool hardware = cpu_has_sse42();
   return hardware;
+#else
+  return false;
+#endif
 }
 
 std::uint32_t crc32c_extend(std::uint32_t crc, std::string_view bytes) {
-  return crc32c_uses_hardware() ? extend_sse42(crc, bytes)
-                                : crc32c_extend_portable(crc, bytes);
+#if defined(__x86_64__)
+  if (crc32c_uses_hardware()) return extend_sse42(crc, bytes);
+#endif
+  return crc32c_extend_portable(crc, bytes);
 }
 
 }  // namespace parley::log
+
+#if defined(__x86_64__)
 
 // RocksDB's own entry point, as librocksdb.so.7.8 defines it (util/crc32c.h,
 // which is not installed): every CRC32C RocksDB computes comes here.
@@ -79,3 +91,4 @@ std::uint32_t Extend(std::uint32_t crc, const char* buf, std::size_t size) {
   return parley::log::crc32c_extend(crc, {buf, size});
 }
 }  // namespace rocksdb::crc32c
+#endif

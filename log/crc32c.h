@@ -6,7 +6,8 @@
 // byte, a sixth of the log thread's work on a post), and librocksdb calls
 // Extend through its PLT, so the definition in crc32c.cc, linked into the
 // executable, is the one every call in the process reaches. It computes the
-// same function with SSE4.2's crc32 instruction where the CPU has it.
+// same function with SSE4.2's crc32 instruction where the CPU has it. Only
+// on x86-64: elsewhere RocksDB's own is left in place.
 // Linking it needs nothing more than linking parley_log: the store's
 // MANIFEST check calls crc32c_extend, which is defined beside it.
 #pragma once

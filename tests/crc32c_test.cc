@@ -27,6 +27,7 @@ namespace {
 using log::crc32c_extend;
 using log::crc32c_extend_portable;
 
+#if defined(__x86_64__)
 // librocksdb.so.7.8's rocksdb::crc32c::Extend.
 constexpr const char* kRocksDbExtend = "_ZN7rocksdb6crc32c6ExtendEjPKcm";
 using ExtendFunction = std::uint32_t (*)(std::uint32_t, const char*,
@@ -90,6 +91,7 @@ void* rocksdb_plt_target(const char* symbol) {
       &search);
   return search.target;
 }
+#endif
 
 std::string random_bytes(std::size_t size, std::mt19937& random) {
   std::string bytes(size, '\0');
@@ -130,6 +132,7 @@ TEST_CASE(
   }
 }
 
+#if defined(__x86_64__)
 TEST_CASE(
     "RocksDB's CRC32C calls reach Parley's, which computes what RocksDB's "
     "own computes") {
@@ -161,6 +164,7 @@ TEST_CASE(
           rocksdb_own(seed, bytes.data(), bytes.size()));
   }
 }
+#endif
 
 }  // namespace
 }  // namespace parley
