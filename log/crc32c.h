@@ -3,8 +3,8 @@
 // This module also takes the place of RocksDB's own CRC32C in the process:
 // Debian's librocksdb is built for baseline x86-64, so its
 // rocksdb::crc32c::Extend is the table-driven one (about 2.5 instructions a
-// byte, a sixth of the log thread's work on a post), and librocksdb calls
-// Extend through its PLT, so the definition in crc32c.cc, linked into the
+// byte, a sixth of the log thread's instructions on a post), and librocksdb
+// calls Extend through its PLT, so the definition in crc32c.cc, linked into the
 // executable, is the one every call in the process reaches. It computes the
 // same function with SSE4.2's crc32 instruction where the CPU has it. Only
 // on x86-64: elsewhere RocksDB's own is left in place.
