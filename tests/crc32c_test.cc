@@ -6,15 +6,14 @@
 #include <doctest/doctest.h>
 #include <elf.h>
 #include <link.h>
-#include <rocksdb/db.h>
-#include <rocksdb/options.h>
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "log/rocksdb_log_store.h"
 #include "tests/test_support.h"
 
 namespace rocksdb::crc32c {
@@ -139,13 +138,11 @@ TEST_CASE(
   // A WAL write, so that RocksDB has called Extend through its PLT.
   testing::ScratchDir dir;
   {
-    rocksdb::Options options;
-    options.create_if_missing = true;
-    rocksdb::DB* opened = nullptr;
-    REQUIRE(rocksdb::DB::Open(options, dir.path().string(), &opened).ok());
-    std::unique_ptr<rocksdb::DB> db(opened);
-    REQUIRE(db->Put(rocksdb::WriteOptions(), "key", "value").ok());
-    REQUIRE(db->Close().ok());
+    auto opened = log::open_rocksdb_log_store(dir.path());
+    REQUIRE_MESSAGE(opened.has_value(), testing::error_message(opened));
+    std::vector<log::AppendEntry> batch{testing::text_entry("c", "hello")};
+    REQUIRE(opened->store->append(batch).has_value());
+    REQUIRE(opened->store->close().has_value());
   }
   CHECK(rocksdb_plt_target(kRocksDbExtend) ==
         reinterpret_cast<void*>(&rocksdb::crc32c::Extend));
