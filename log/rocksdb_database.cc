@@ -2,7 +2,6 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
-#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include "log/record_check.h"
 #include "log/rocksdb_append_memtable.h"
+#include "log/rocksdb_channel_memtable.h"
 #include "log/rocksdb_layout.h"
 #include "schemas/record.h"
 
@@ -18,20 +18,6 @@ namespace parley::log::rocksdb_backend {
 namespace {
 
 namespace layout = rocksdb_layout;
-
-// A channel-index key's channel part (its length byte and id), so that
-// each channel's keys, which ascend, are inserted at a remembered spot.
-class ChannelPrefix final : public rocksdb::SliceTransform {
- public:
-  const char* Name() const override { return "parley.ChannelPrefix"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return {key.data(), 1 + std::size_t{static_cast<std::uint8_t>(key[0])}};
-  }
-  bool InDomain(const rocksdb::Slice& key) const override {
-    return !key.empty() &&
-           key.size() >= 1 + std::size_t{static_cast<std::uint8_t>(key[0])};
-  }
-};
 
 // RocksDB's default family is "default" (rocksdb::kDefaultColumnFamilyName).
 constexpr std::string_view kFamilyNames[] = {
@@ -67,13 +53,10 @@ std::vector<rocksdb::ColumnFamilyDescriptor> families(
   sequential.compression = rocksdb::kLZ4Compression;
   // The log's keys always go at the end: its memtable appends.
   sequential.memtable_factory = make_append_memtable_factory();
-  // Appends are single-threaded (one group leader at a time), so memtable
-  // inserts can use hints (DBOptions::allow_concurrent_memtable_write is
-  // off): each channel's index keys go after its last, and an insert skips
-  // the skiplist search.
+  // Each channel's index keys go after its last: its memtable appends per
+  // channel.
   rocksdb::ColumnFamilyOptions channel_index = plain;
-  channel_index.memtable_insert_with_hint_prefix_extractor =
-      std::make_shared<ChannelPrefix>();
+  channel_index.memtable_factory = make_channel_memtable_factory();
   const rocksdb::ColumnFamilyOptions by_family[] = {
       plain, sequential, channel_index, point_lookups, plain};
   std::vector<rocksdb::ColumnFamilyDescriptor> out;
