@@ -109,38 +109,14 @@ bool has_sequence_fields(std::string_view record) {
          table->GetOptionalFieldOffset(Record::VT_CHANNEL_SEQUENCE) != 0;
 }
 
-namespace {
-
-// Bytes that hold the whole record, so that the builder never grows (each
-// growth copies what is built so far): the fields' own bytes, 8 per field
-// for its length, terminator and padding, and 256 for the tables.
-std::size_t record_size_bound(const EnvelopeFields& envelope) {
-  std::size_t bytes = 256 + envelope.event_data.size();
-  auto add = [&](std::string_view field) { bytes += field.size() + 8; };
-  auto add_optional = [&](const std::optional<std::string_view>& field) {
-    if (field) add(*field);
-  };
-  add(envelope.channel_id);
-  add(envelope.sender_id);
-  add(envelope.event_type);
-  add(envelope.envelope_id);
-  add(envelope.created_at);
-  add_optional(envelope.task_id);
-  add_optional(envelope.causation_id);
-  add_optional(envelope.trace_id);
-  add_optional(envelope.priority);
-  add_optional(envelope.idempotency_key);
-  if (envelope.audience) {  // a vector of offsets, 4 bytes each
-    bytes += 8;
-    for (std::string_view id : *envelope.audience) bytes += id.size() + 12;
-  }
-  return bytes;
-}
-
-}  // namespace
-
 std::string build_envelope_record(const EnvelopeFields& envelope) {
-  flatbuffers::FlatBufferBuilder builder(record_size_bound(envelope));
+  // Each thread builds its envelope records in one builder, so its buffer
+  // is allocated once, not per record; a record larger than
+  // kKeptBuilderBytes frees the buffer it grew after it is copied out.
+  constexpr flatbuffers::uoffset_t kKeptBuilderBytes = 64 << 10;
+  thread_local flatbuffers::FlatBufferBuilder builder(4096);
+  builder.Clear();
+  builder.ForceDefaults(false);  // finish_record left it on
   auto string = [&](std::string_view value) {
     return builder.CreateString(value.data(), value.size());
   };
@@ -173,7 +149,9 @@ std::string build_envelope_record(const EnvelopeFields& envelope) {
           ? flatbuffers::Optional<std::int64_t>(*envelope.ttl_seconds)
           : flatbuffers::nullopt,
       envelope.hub_authored);
-  return finish_record(builder, Body::Envelope, table.Union());
+  std::string record = finish_record(builder, Body::Envelope, table.Union());
+  if (builder.GetSize() > kKeptBuilderBytes) builder.Reset();
+  return record;
 }
 
 std::string finish_record(flatbuffers::FlatBufferBuilder& builder, Body type,
