@@ -142,7 +142,8 @@ class RocksDbLogStore final : public LogStore {
   mutable Mutex catch_up_mutex_;
   mutable std::optional<Error> catch_up_error_ GUARDED_BY(catch_up_mutex_);
   const std::uint64_t min_free_bytes_;
-  // The last free-space sample and when it was taken (steady clock, ns).
+  // The last free-space sample and when it was taken
+  // (CLOCK_MONOTONIC_COARSE, ns).
   std::atomic<std::uint64_t> free_bytes_ = 0;
   std::atomic<std::int64_t> free_checked_at_ = 0;
 

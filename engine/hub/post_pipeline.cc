@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/base/clock.h"
 #include "engine/base/event_types.h"
 #include "engine/base/idempotency.h"
 #include "engine/base/python_repr.h"
@@ -63,10 +64,11 @@ Result<std::string> PostPipeline::stage(const std::shared_ptr<Envelope>& posted,
       !allowed) {
     return std::unexpected(allowed.error());
   }
+  // One reading of the clock serves the rate limit and created_at.
+  const Timestamp now = core_.clock->now();
   const bool rate_limited = is_rate_limited(envelope);
   if (rate_limited) {
-    if (auto allowed = rate_limiter_.check(*sender, core_.clock->now());
-        !allowed) {
+    if (auto allowed = rate_limiter_.check(*sender, now); !allowed) {
       return std::unexpected(allowed.error());
     }
   }
@@ -115,7 +117,7 @@ Result<std::string> PostPipeline::stage(const std::shared_ptr<Envelope>& posted,
     return std::unexpected(valid.error());
   }
   envelope.envelope_id = core_.minter.mint();
-  envelope.created_at = core_.now();
+  envelope.created_at = format_timestamp(now);
   const std::string_view type = envelope.event_type;
   const bool ack = type == event_type::kChannelInviteAck;
   const bool reject = type == event_type::kChannelInviteReject;
