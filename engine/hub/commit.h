@@ -3,12 +3,12 @@
 // it is durable.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "engine/base/envelope.h"
 #include "engine/base/error.h"
@@ -31,6 +31,15 @@ struct PlannedDelivery {
   std::size_t staged = 0;
 };
 
+// A batch's lists hold their usual size in place: most changes (a post to
+// one recipient) stage one record, one envelope and one delivery, and each
+// list allocated on the heap would be freed on another thread once the
+// batch is durable.
+template <typename T, std::size_t kInPlace = 1>
+using InPlaceVector = boost::container::small_vector<T, kInPlace>;
+
+using PlannedDeliveries = InPlaceVector<PlannedDelivery>;
+
 struct Commit {
   struct StagedEnvelope {
     std::size_t entry;  // index into entries
@@ -38,9 +47,9 @@ struct Commit {
     bool deliver = true;  // false for invite acks and rejects
   };
 
-  std::vector<log::AppendEntry> entries;
-  std::vector<StagedEnvelope> envelopes;
-  std::vector<PlannedDelivery> deliveries;  // planned when folded
+  InPlaceVector<log::AppendEntry> entries;
+  InPlaceVector<StagedEnvelope> envelopes;
+  PlannedDeliveries deliveries;  // planned when folded
   // What to tell the listeners once the batch is durable, in order. Each
   // event is told after the deliveries of the first `after` staged
   // envelopes and before the others': an envelope's deliveries, then its
@@ -49,7 +58,7 @@ struct Commit {
     std::size_t after;
     std::function<void(HubListener&)> tell;
   };
-  std::vector<StagedEvent> events;
+  InPlaceVector<StagedEvent> events;
 
   // `record` made just now by a builder of engine/records/log_records.h.
   void add(std::string record) {

@@ -201,16 +201,18 @@ bool Committer::sequence(Request& request) {
     finish(request, 2);
     return false;
   }
-  auto positions = store_.append_deferred(
-      request.batch.entries, [this, &request](log::Result<void> durable) {
-        if (durable) {
-          count_audit_bytes(request.batch);
-        } else {
-          stop_accepting(durable.error());
-        }
-        request.durable = std::move(durable);
-        finish(request, 1);
-      });
+  auto& entries = request.batch.entries;
+  auto positions =
+      store_.append_deferred(std::span(entries.data(), entries.size()),
+                             [this, &request](log::Result<void> durable) {
+                               if (durable) {
+                                 count_audit_bytes(request.batch);
+                               } else {
+                                 stop_accepting(durable.error());
+                               }
+                               request.durable = std::move(durable);
+                               finish(request, 1);
+                             });
   if (!positions) {
     request.staged = storage_error(positions.error());
     finish(request, 2);

@@ -56,8 +56,7 @@ void Delivery::forget(std::string_view agent_id) {
 
 void Delivery::plan(const ChannelMetadata& metadata,
                     const std::shared_ptr<const Envelope>& shared,
-                    std::size_t staged,
-                    std::vector<PlannedDelivery>& into) const {
+                    std::size_t staged, PlannedDeliveries& into) const {
   const Envelope& envelope = *shared;
   const Registry& registry = core_.state.registry;
   const bool substantive = !event_type::is_protocol(envelope.event_type);
@@ -129,7 +128,8 @@ void Delivery::drained_by(std::string_view agent_id) {
 }
 
 void Delivery::publish(const Commit& batch) {
-  const std::span<const PlannedDelivery> deliveries = batch.deliveries;
+  const std::span<const PlannedDelivery> deliveries(batch.deliveries.data(),
+                                                    batch.deliveries.size());
   std::size_t next_event = 0;
   std::size_t next_delivery = 0;
   auto tell_until = [&](std::size_t staged) {

@@ -47,8 +47,7 @@ class Delivery {
   // recipients the arbiter refuses skipped.
   void plan(const ChannelMetadata& metadata,
             const std::shared_ptr<const Envelope>& envelope, std::size_t staged,
-            std::vector<PlannedDelivery>& into) const
-      REQUIRES_SHARED(core_.state_mutex);
+            PlannedDeliveries& into) const REQUIRES_SHARED(core_.state_mutex);
 
   // Refuses a substantive post when a recipient's inbox is at its cap
   // (the arbiter's authorize_inbox).
