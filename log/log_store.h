@@ -48,10 +48,12 @@ struct AppendEntry {
   std::string channel;  // non-empty: indexed with the next channel sequence
   std::string idempotency_key;  // non-empty: indexed; must not exist yet
   // True only for a record just made by schemas/record.h's builders, which
-  // make records that pass schema::verify_record: the store then does not
-  // verify it again (builds with assertions still do, and abort if it
-  // fails). Bytes from anywhere else (a file, another store, a replica)
-  // leave it false and are verified.
+  // make records that pass schema::verify_record once the store has
+  // stamped their sequences (and, for one built with
+  // ChecksumStamp::kWithSequences, its checksum): the store does not verify
+  // it (builds with assertions do, after stamping, and abort if it fails).
+  // Bytes from anywhere else (a file, another store, a replica) leave it
+  // false and are verified.
   bool freshly_built = false;
 };
 

@@ -17,7 +17,6 @@ Result<void> Sequencer::check_entries(std::span<AppendEntry> batch) {
               std::to_string(entry.record.size()) + " bytes exceeds the " +
               std::to_string(kMaxRecordBytes) + " a record may hold"});
     }
-    assert(!entry.freshly_built || schema::verify_record(entry.record));
     if (!entry.freshly_built) {
       if (auto verified = schema::verify_record(entry.record); !verified) {
         return std::unexpected(Error{
@@ -85,6 +84,7 @@ Result<std::vector<Position>> Sequencer::assign(std::span<AppendEntry> batch,
     }
     schema::stamp_sequences(entry.record,
                             {position.log_sequence, position.channel_sequence});
+    assert(!entry.freshly_built || schema::verify_record(entry.record));
     if (!entry.idempotency_key.empty()) {
       keys_in_flight_.insert(entry.idempotency_key);
     }

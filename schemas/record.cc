@@ -109,7 +109,8 @@ bool has_sequence_fields(std::string_view record) {
          table->GetOptionalFieldOffset(Record::VT_CHANNEL_SEQUENCE) != 0;
 }
 
-std::string build_envelope_record(const EnvelopeFields& envelope) {
+std::string build_envelope_record(const EnvelopeFields& envelope,
+                                  ChecksumStamp stamp) {
   // Each thread builds its envelope records in one builder, so its buffer
   // is allocated once, not per record; a record larger than
   // kKeptBuilderBytes frees the buffer it grew after it is copied out.
@@ -149,19 +150,21 @@ std::string build_envelope_record(const EnvelopeFields& envelope) {
           ? flatbuffers::Optional<std::int64_t>(*envelope.ttl_seconds)
           : flatbuffers::nullopt,
       envelope.hub_authored);
-  std::string record = finish_record(builder, Body::Envelope, table.Union());
+  std::string record =
+      finish_record(builder, Body::Envelope, table.Union(), stamp);
   if (builder.GetSize() > kKeptBuilderBytes) builder.Reset();
   return record;
 }
 
 std::string finish_record(flatbuffers::FlatBufferBuilder& builder, Body type,
-                          flatbuffers::Offset<void> body) {
+                          flatbuffers::Offset<void> body, ChecksumStamp stamp) {
   // The sequences are written even while zero so the log can stamp them.
   builder.ForceDefaults(true);
   auto root = CreateRecord(builder, kSchemaVersion, 0, 0, type, body, 0);
   FinishRecordBuffer(builder, root);
   std::string record(reinterpret_cast<const char*>(builder.GetBufferPointer()),
                      builder.GetSize());
+  if (stamp == ChecksumStamp::kWithSequences) return record;
   if (auto at = record_checksum_offset(record)) stamp_checksum(record, *at);
   return record;
 }

@@ -101,8 +101,19 @@ struct EnvelopeFields {
   bool hub_authored = false;
 };
 
-// Encodes one envelope as a finished Record with zero sequences (and the
-// checksum over them), ready for LogStore::append (which stamps them).
-std::string build_envelope_record(const EnvelopeFields& envelope);
+// When a builder stamps a record's checksum.
+enum class ChecksumStamp {
+  kNow,  // as built: the record passes verify_record
+  // Left zero for the log, which stamps it as it stamps the sequences
+  // (stamp_sequences), so a record built to be appended at once is hashed
+  // once, not twice. Until then the record fails verify_record.
+  kWithSequences,
+};
+
+// Encodes one envelope as a finished Record with zero sequences (and, by
+// `stamp`, the checksum over them), ready for LogStore::append (which
+// stamps them).
+std::string build_envelope_record(const EnvelopeFields& envelope,
+                                  ChecksumStamp stamp = ChecksumStamp::kNow);
 
 }  // namespace parley::schema

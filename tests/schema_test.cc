@@ -210,6 +210,22 @@ TEST_CASE("stamping the sequences stamps the checksum over them") {
   CHECK(verified.error().kind == schema::RecordFault::Kind::kChecksumMismatch);
 }
 
+TEST_CASE("a record built for the log gets its checksum with its sequences") {
+  const std::vector<std::uint8_t> data = empty_map();
+  const schema::EnvelopeFields fields = minimal_fields(data);
+  std::string now = schema::build_envelope_record(fields);
+  std::string later = schema::build_envelope_record(
+      fields, schema::ChecksumStamp::kWithSequences);
+  // Until the log stamps it, it is not a record anyone may take.
+  auto unstamped = schema::verify_record(later);
+  REQUIRE_FALSE(unstamped.has_value());
+  CHECK(unstamped.error().kind == schema::RecordFault::Kind::kChecksumMismatch);
+  REQUIRE(schema::stamp_sequences(now, {41, 7}));
+  REQUIRE(schema::stamp_sequences(later, {41, 7}));
+  CHECK(later == now);
+  CHECK(schema::verify_record(later).has_value());
+}
+
 TEST_CASE("every single flipped byte of a stamped record is refused") {
   std::string record = testing::text_record("c", "a payload of some length");
   REQUIRE(schema::stamp_sequences(record, {5, 2}));

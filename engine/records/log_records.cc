@@ -102,7 +102,8 @@ std::string channel_created_record(const ChannelMetadata& metadata) {
                                body.Union());
 }
 
-std::string envelope_record(const Envelope& envelope, bool hub_authored) {
+std::string envelope_record(const Envelope& envelope, bool hub_authored,
+                            schema::ChecksumStamp stamp) {
   std::optional<std::vector<std::string_view>> audience;
   if (envelope.audience) {
     audience.emplace(envelope.audience->begin(), envelope.audience->end());
@@ -110,25 +111,27 @@ std::string envelope_record(const Envelope& envelope, bool hub_authored) {
   auto optional_view = [](const std::optional<std::string>& value) {
     return value ? std::optional<std::string_view>(*value) : std::nullopt;
   };
-  return schema::build_envelope_record({
-      .channel_id = envelope.channel_id,
-      .sender_id = envelope.sender_id,
-      .audience = std::move(audience),
-      .event_type = envelope.event_type,
-      .event_data = envelope.event_data,
-      .envelope_id = envelope.envelope_id,
-      .task_id = optional_view(envelope.task_id),
-      .causation_id = optional_view(envelope.causation_id),
-      .trace_id = optional_view(envelope.trace_id),
-      .priority = envelope.priority == "normal"
-                      ? std::nullopt
-                      : std::optional<std::string_view>(envelope.priority),
-      .depth = envelope.depth,
-      .idempotency_key = optional_view(envelope.idempotency_key),
-      .created_at = envelope.created_at,
-      .ttl_seconds = envelope.ttl_seconds,
-      .hub_authored = hub_authored,
-  });
+  return schema::build_envelope_record(
+      {
+          .channel_id = envelope.channel_id,
+          .sender_id = envelope.sender_id,
+          .audience = std::move(audience),
+          .event_type = envelope.event_type,
+          .event_data = envelope.event_data,
+          .envelope_id = envelope.envelope_id,
+          .task_id = optional_view(envelope.task_id),
+          .causation_id = optional_view(envelope.causation_id),
+          .trace_id = optional_view(envelope.trace_id),
+          .priority = envelope.priority == "normal"
+                          ? std::nullopt
+                          : std::optional<std::string_view>(envelope.priority),
+          .depth = envelope.depth,
+          .idempotency_key = optional_view(envelope.idempotency_key),
+          .created_at = envelope.created_at,
+          .ttl_seconds = envelope.ttl_seconds,
+          .hub_authored = hub_authored,
+      },
+      stamp);
 }
 
 std::string audit_record(std::string_view kind,

@@ -14,6 +14,7 @@
 #include "engine/base/envelope.h"
 #include "engine/channels/channel.h"
 #include "engine/registry/registry.h"
+#include "schemas/record.h"
 
 namespace parley::engine {
 
@@ -30,7 +31,9 @@ std::string cursor_advanced_record(std::string_view agent_id,
                                    std::string_view envelope_id);
 std::string channel_created_record(const ChannelMetadata& metadata);
 // `hub_authored`: the hub itself wrote it (invite, opened, closed, expired).
-std::string envelope_record(const Envelope& envelope, bool hub_authored);
+std::string envelope_record(
+    const Envelope& envelope, bool hub_authored,
+    schema::ChecksumStamp stamp = schema::ChecksumStamp::kNow);
 // `audit` is one AG2 audit JSON object ({"at", "kind", ...}) as a
 // FlexBuffer, `kind` its "kind".
 std::string audit_record(std::string_view kind,
