@@ -5,7 +5,6 @@
 
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>
-#include <rocksdb/options.h>
 
 #include <atomic>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "log/rocksdb_layout.h"
+#include "tests/memtable_db.h"
 #include "tests/test_support.h"
 
 namespace parley {
@@ -79,17 +79,8 @@ class AppendDb {
   }
 
   void open() {
-    rocksdb::Options options;
-    options.create_if_missing = true;
-    options.memtable_factory =
-        log::rocksdb_backend::make_append_memtable_factory();
-    options.write_buffer_size = 256 << 20;
-    // As the log store: RocksDB inserts into a memtable from one thread.
-    options.allow_concurrent_memtable_write = false;
-    rocksdb::DB* db = nullptr;
-    const rocksdb::Status status = rocksdb::DB::Open(options, dir_, &db);
-    REQUIRE_MESSAGE(status.ok(), status.ToString());
-    db_.reset(db);
+    db_ = testing::open_memtable_db(
+        dir_, log::rocksdb_backend::make_append_memtable_factory());
   }
 
   std::filesystem::path dir_;
