@@ -59,46 +59,6 @@ using Directory = std::map<std::string_view, std::unique_ptr<Partition>>;
 // About what a channel's directory node and lookup-table node take.
 constexpr std::size_t kNodeBytes = 112;
 
-class ChannelRep;
-
-// Walks the partitions in directory order and each partition's entries as
-// it found them on entering it (SortedView). Partitions made after the
-// iterator are seen if it reaches them; RocksDB hides what is newer than a
-// reader's sequence number.
-class ChannelIterator final : public rocksdb::MemTableRep::Iterator {
- public:
-  ChannelIterator(bool in_arena, const ChannelRep& rep);
-  ChannelIterator(const ChannelIterator&) = delete;
-  ChannelIterator& operator=(const ChannelIterator&) = delete;
-  ~ChannelIterator() override {
-    if (in_arena_) memtable::park_arena_iterator(this);
-  }
-
-  bool Valid() const override { return valid_; }
-  const char* key() const override { return view_[position_]; }
-  void Next() override;
-  void Prev() override;
-  void Seek(const rocksdb::Slice& internal_key, const char*) override;
-  void SeekForPrev(const rocksdb::Slice& internal_key, const char*) override;
-  void SeekToFirst() override;
-  void SeekToLast() override;
-
- private:
-  // To the first entry of the first partition from `at` that has one.
-  void forward_from(Directory::const_iterator at);
-  // To the last entry of the last partition before `before` that has one.
-  void backward_from(Directory::const_iterator before);
-  void enter(Directory::const_iterator at);
-
-  const ChannelRep& rep_;
-  const KeyComparator& compare_;
-  Directory::const_iterator partition_;  // read only with the directory held
-  SortedView view_;                      // the partition's entries
-  std::size_t position_ = 0;             // into view_, while valid_
-  bool valid_ = false;
-  const bool in_arena_;
-};
-
 class ChannelRep final : public rocksdb::MemTableRep {
  public:
   ChannelRep(const KeyComparator& compare, rocksdb::Allocator* allocator)
@@ -117,29 +77,17 @@ class ChannelRep final : public rocksdb::MemTableRep {
     }
   }
 
-  bool Contains(const char* key) const override {
-    ChannelIterator it(false, *this);
-    it.Seek(compare_.decode_key(key), key);
-    return it.Valid() && compare_(it.key(), key) == 0;
-  }
-
+  bool Contains(const char* key) const override;
   // RocksDB 7.8's MemTableRep::Get never frees the iterator it makes.
   void Get(const rocksdb::LookupKey& key, void* callback_args,
-           bool (*callback)(void* arg, const char* entry)) override {
-    ChannelIterator it(false, *this);
-    for (it.Seek(memtable::internal_key_of(key), nullptr);
-         it.Valid() && callback(callback_args, it.key()); it.Next()) {
-    }
-  }
+           bool (*callback)(void* arg, const char* entry)) override;
 
   // Read by RocksDB after every insert: kept as a running total.
   std::size_t ApproximateMemoryUsage() override {
     return bytes_.load(std::memory_order_relaxed);
   }
 
-  Iterator* GetIterator(rocksdb::Arena* arena) override {
-    return memtable::make_iterator<ChannelIterator>(arena, *this);
-  }
+  Iterator* GetIterator(rocksdb::Arena* arena) override;
 
  private:
   friend class ChannelIterator;
@@ -175,6 +123,46 @@ class ChannelRep final : public rocksdb::MemTableRep {
   std::atomic<std::size_t> bytes_{0};  // written by the writer only
 };
 
+// Walks the partitions in directory order and each partition's entries as
+// it found them on entering it (SortedView). Partitions made after the
+// iterator are seen if it reaches them; RocksDB hides what is newer than a
+// reader's sequence number.
+class ChannelIterator final : public rocksdb::MemTableRep::Iterator {
+ public:
+  ChannelIterator(bool in_arena, const ChannelRep& rep);
+  ChannelIterator(const ChannelIterator&) = delete;
+  ChannelIterator& operator=(const ChannelIterator&) = delete;
+  ~ChannelIterator() override {
+    if (in_arena_) memtable::park_arena_iterator(this);
+  }
+
+  bool Valid() const override { return valid_; }
+  const char* key() const override { return view_[position_]; }
+  void Next() override;
+  void Prev() override;
+  void Seek(const rocksdb::Slice& internal_key, const char*) override;
+  void SeekForPrev(const rocksdb::Slice& internal_key, const char*) override;
+  void SeekToFirst() override;
+  void SeekToLast() override;
+
+ private:
+  // To the first entry of the first partition from `at` that has one.
+  void forward_from(Directory::const_iterator at)
+      REQUIRES_SHARED(rep_.directory_mutex_);
+  // To the last entry of the last partition before `before` that has one.
+  void backward_from(Directory::const_iterator before)
+      REQUIRES_SHARED(rep_.directory_mutex_);
+  void enter(Directory::const_iterator at);
+
+  const ChannelRep& rep_;
+  const KeyComparator& compare_;
+  Directory::const_iterator partition_;  // read only with the directory held
+  SortedView view_;                      // the partition's entries
+  std::size_t position_ = 0;             // into view_, while valid_
+  bool valid_ = false;
+  const bool in_arena_;
+};
+
 ChannelIterator::ChannelIterator(bool in_arena, const ChannelRep& rep)
     : rep_(rep), compare_(rep.compare_), in_arena_(in_arena) {}
 
@@ -184,9 +172,7 @@ void ChannelIterator::enter(Directory::const_iterator at) {
   view_ = SortedView(partition.entries, partition.ordered, compare_);
 }
 
-void ChannelIterator::forward_from(Directory::const_iterator at)
-    NO_THREAD_SAFETY_ANALYSIS {
-  rep_.directory_mutex_.assert_held_shared();
+void ChannelIterator::forward_from(Directory::const_iterator at) {
   for (; at != rep_.directory_.end(); ++at) {
     enter(at);
     if (view_.size() > 0) {
@@ -198,9 +184,7 @@ void ChannelIterator::forward_from(Directory::const_iterator at)
   valid_ = false;
 }
 
-void ChannelIterator::backward_from(Directory::const_iterator before)
-    NO_THREAD_SAFETY_ANALYSIS {
-  rep_.directory_mutex_.assert_held_shared();
+void ChannelIterator::backward_from(Directory::const_iterator before) {
   while (before != rep_.directory_.begin()) {
     enter(--before);
     if (view_.size() > 0) {
@@ -261,6 +245,24 @@ void ChannelIterator::SeekToFirst() {
 void ChannelIterator::SeekToLast() {
   ReaderLock lock(rep_.directory_mutex_);
   backward_from(rep_.directory_.end());
+}
+
+bool ChannelRep::Contains(const char* key) const {
+  ChannelIterator it(false, *this);
+  it.Seek(compare_.decode_key(key), key);
+  return it.Valid() && compare_(it.key(), key) == 0;
+}
+
+void ChannelRep::Get(const rocksdb::LookupKey& key, void* callback_args,
+                     bool (*callback)(void* arg, const char* entry)) {
+  ChannelIterator it(false, *this);
+  for (it.Seek(memtable::internal_key_of(key), nullptr);
+       it.Valid() && callback(callback_args, it.key()); it.Next()) {
+  }
+}
+
+rocksdb::MemTableRep::Iterator* ChannelRep::GetIterator(rocksdb::Arena* arena) {
+  return memtable::make_iterator<ChannelIterator>(arena, *this);
 }
 
 class ChannelMemTableFactory final : public rocksdb::MemTableRepFactory {
