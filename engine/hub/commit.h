@@ -35,8 +35,8 @@ struct PlannedDelivery {
 // one recipient) stage one record, one envelope and one delivery, and each
 // list allocated on the heap would be freed on another thread once the
 // batch is durable.
-template <typename T, std::size_t kInPlace = 1>
-using InPlaceVector = boost::container::small_vector<T, kInPlace>;
+template <typename T>
+using InPlaceVector = boost::container::small_vector<T, 1>;
 
 using PlannedDeliveries = InPlaceVector<PlannedDelivery>;
 
