@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -238,7 +239,13 @@ TEST_CASE(
   WsTestClient bob("127.0.0.1", standby.port());
   bob.send(hello("bob", since));
   REQUIRE(bob.next_of_kind("welcome").has_value());
-  while (auto notify = bob.next_of_kind("notify", 1s)) {
+  const auto saw_every_acked = [&] {
+    return std::ranges::all_of(
+        acked, [&](const auto& item) { return bob_saw.contains(item.second); });
+  };
+  while (!saw_every_acked()) {
+    auto notify = bob.next_of_kind("notify", 10s);
+    if (!notify) break;
     bob_saw.insert((*notify)["envelope"]["envelope_id"].get<std::string>());
   }
 
