@@ -46,7 +46,7 @@ GroupCommit::sequence(std::span<AppendEntry> batch,
   if (!positions) return std::unexpected(positions.error());
   if (batch.empty()) return std::pair{std::move(*positions), GroupPtr()};
   if (!open_group_) open_group_ = std::make_shared<Group>();
-  open_group_->members.push_back({batch, *positions, std::move(on_durable)});
+  open_group_->members.push_back({batch, std::move(on_durable)});
   return std::pair{std::move(*positions), open_group_};
 }
 
@@ -93,10 +93,10 @@ Result<void> GroupCommit::lead(const GroupPtr& group) {
     const auto started = std::chrono::steady_clock::now();
     written = write_(members);
     if (written) {
-      commit_stats_.record(members.back().positions.back().log_sequence -
-                               members.front().positions.front().log_sequence +
-                               1,
-                           std::chrono::steady_clock::now() - started);
+      commit_stats_.record(
+          members.back().batch.back().position.log_sequence -
+              members.front().batch.front().position.log_sequence + 1,
+          std::chrono::steady_clock::now() - started);
     }
   }
   lock.lock();
@@ -110,7 +110,7 @@ Result<void> GroupCommit::lead(const GroupPtr& group) {
         }
       }
     }
-    last_sequence_ = members.back().positions.back().log_sequence;
+    last_sequence_ = members.back().batch.back().position.log_sequence;
   } else {
     failed(written.error());
     group->outcome = std::unexpected(written.error().told);

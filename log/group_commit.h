@@ -31,10 +31,9 @@ namespace parley::log {
 class GroupCommit {
  public:
   // One batch of a group: the appender's entries (alive and unchanged
-  // until the group is done) and the positions they were given.
+  // until the group is done), each with the position it was given.
   struct Member {
     std::span<AppendEntry> batch;
-    std::vector<Position> positions;
     LogStore::DurableCallback on_durable;  // append_deferred() only
   };
 

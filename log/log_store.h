@@ -40,9 +40,14 @@ enum class Durability {
            // necessarily a power loss
 };
 
+struct Position {
+  std::uint64_t log_sequence = 0;
+  std::uint64_t channel_sequence = 0;  // 0 when the entry has no channel
+};
+
 // One record to append. On success the store has stamped the record's
 // `log_sequence` and `channel_sequence` into `record` in place, so the
-// caller holds exactly the bytes that were written.
+// caller holds exactly the bytes that were written, and set `position`.
 struct AppendEntry {
   std::string record;   // a Record built by schemas/record.h
   std::string channel;  // non-empty: indexed with the next channel sequence
@@ -55,11 +60,7 @@ struct AppendEntry {
   // Bytes from anywhere else (a file, another store, a replica) leave it
   // false and are verified.
   bool freshly_built = false;
-};
-
-struct Position {
-  std::uint64_t log_sequence = 0;
-  std::uint64_t channel_sequence = 0;  // 0 when the entry has no channel
+  Position position;  // set by the store once it has sequenced the entry
 };
 
 // Visitors see bytes valid only during the call, starting on a

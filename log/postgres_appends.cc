@@ -190,9 +190,8 @@ Result<void> PostgresLogStore::write_group(
   std::vector<std::string_view> keys;
   std::vector<std::uint64_t> key_log_sequences;
   for (const GroupCommit::Member& member : members) {
-    for (std::size_t i = 0; i < member.batch.size(); ++i) {
-      const AppendEntry& entry = member.batch[i];
-      const Position& position = member.positions[i];
+    for (const AppendEntry& entry : member.batch) {
+      const Position& position = entry.position;
       sequences.push_back(position.log_sequence);
       records.push_back(entry.record);
       if (!entry.channel.empty()) {

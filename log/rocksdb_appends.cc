@@ -180,9 +180,8 @@ rocksdb::Status RocksDbLogStore::write_group(
                      run.log_sequences);
   };
   for (const GroupCommit::Member& member : members) {
-    for (std::size_t i = 0; i < member.batch.size(); ++i) {
-      const AppendEntry& entry = member.batch[i];
-      const Position& position = member.positions[i];
+    for (const AppendEntry& entry : member.batch) {
+      const Position& position = entry.position;
       std::string sequence = layout::encode_be64(position.log_sequence);
       rocksdb::Status status =
           batch.Put(database_[kLog], sequence, entry.record);

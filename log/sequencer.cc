@@ -88,6 +88,7 @@ Result<std::vector<Position>> Sequencer::assign(std::span<AppendEntry> batch,
     if (!entry.idempotency_key.empty()) {
       keys_in_flight_.insert(entry.idempotency_key);
     }
+    entry.position = position;
     positions.push_back(position);
   }
   return positions;

@@ -59,8 +59,8 @@ class RecordingWriter {
     }
     std::vector<std::uint64_t> group;
     for (const GroupCommit::Member& member : members) {
-      for (const Position& position : member.positions) {
-        group.push_back(position.log_sequence);
+      for (const AppendEntry& entry : member.batch) {
+        group.push_back(entry.position.log_sequence);
       }
     }
     MutexLock lock(mutex_);
