@@ -1,6 +1,8 @@
 #include "engine/base/ids.h"
 
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <random>
 
 namespace parley::engine {
@@ -19,11 +21,21 @@ std::uint64_t random_bits() {
   return engine();
 }
 
+// Each byte's two lowercase hex digits: an id is written a byte at a time.
+constexpr auto kHexPairs = [] {
+  constexpr char kDigits[] = "0123456789abcdef";
+  std::array<char, 512> pairs{};
+  for (int byte = 0; byte < 256; ++byte) {
+    pairs[2 * byte] = kDigits[byte >> 4];
+    pairs[2 * byte + 1] = kDigits[byte & 0xf];
+  }
+  return pairs;
+}();
+
 void put_hex(std::uint64_t value, char* out) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (int i = 15; i >= 0; --i) {
-    out[i] = kDigits[value & 0xf];
-    value >>= 4;
+  for (int i = 7; i >= 0; --i) {
+    std::memcpy(out + 2 * i, &kHexPairs[2 * (value & 0xff)], 2);
+    value >>= 8;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "engine/base/envelope.h"
 #include "engine/base/error.h"
@@ -87,5 +88,29 @@ struct Change {
   // took the batch (so a failure came after it was folded).
   std::function<void(const Commit&, const Result<T>&, bool sequenced)> settle;
 };
+
+// What the Committer runs: a Change<T>, or any type with a `stage` and a
+// `settle` called as a Change<T>'s are (so a hot path can keep callables
+// of its own types instead of std::functions).
+template <typename C>
+concept ChangeLike = requires(C change, Commit& batch) {
+  change.stage(batch);
+  change.settle;
+};
+
+// T of a ChangeLike whose stage function yields Result<T>.
+template <ChangeLike C>
+using ChangeValue =
+    typename std::invoke_result_t<decltype(C::stage)&, Commit&>::value_type;
+
+// False only for an empty std::function (a Change without a settle).
+template <typename F>
+bool present(const F& function) {
+  if constexpr (requires { static_cast<bool>(function); }) {
+    return static_cast<bool>(function);
+  } else {
+    return true;
+  }
+}
 
 }  // namespace parley::engine

@@ -302,6 +302,7 @@ void Committer::run_after(std::chrono::milliseconds delay,
 
 Result<void> Committer::check_accepting() const {
   if (closed_) return fail(ErrorKind::kStorage, "the hub is closed");
+  if (!failed_.load(std::memory_order_acquire)) return {};
   log::MutexLock lock(failure_mutex_);
   if (failure_) return std::unexpected(*failure_);
   return {};
@@ -321,6 +322,7 @@ void Committer::stop_accepting(const Error& error) {
             "the hub stopped accepting changes after a failed log write (" +
                 error.message + "); reopen it",
             error.log_code};
+  failed_ = true;
 }
 
 void Committer::stop_accepting(const log::Error& error) {
@@ -342,9 +344,11 @@ void Committer::stop_accepting(const log::Error& error) {
                 "); it accepts them again by itself " + until,
             error.code};
   failure_is_transient_ = true;
+  failed_ = true;
 }
 
 void Committer::recover_after_transient_failure() {
+  if (!failed_.load(std::memory_order_acquire)) return;
   {
     log::MutexLock lock(failure_mutex_);
     if (!failure_is_transient_) return;
@@ -366,6 +370,7 @@ void Committer::recover_after_transient_failure() {
   failure_is_transient_ = false;
   if (rebuilt) {
     failure_.reset();
+    failed_ = false;
   } else {
     failure_ = Error{ErrorKind::kStorage,
                      "the hub stopped accepting changes: rebuilding its "

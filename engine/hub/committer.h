@@ -75,16 +75,19 @@ class Committer {
   // Starts the committer's thread. Call once, before submit().
   void start();
 
-  // Runs `change` and returns its outcome once its batch is durable and
+  // Runs `change` (a Change<T>, or a ChangeLike whose functions have types
+  // of their own) and returns its outcome once its batch is durable and
   // published (or the change was refused). Thread-safe.
-  template <typename T>
-  Result<T> apply(Change<T> change);
+  template <ChangeLike C>
+  Result<ChangeValue<C>> apply(C change);
 
   // Runs `change` without blocking; `done` is told the outcome on the log
   // thread or the committer's (at once, on the calling thread, when the
-  // hub is closed). Thread-safe.
-  template <typename T>
-  void submit(Change<T> change, std::type_identity_t<Done<T>> done);
+  // hub is closed). Thread-safe. The request keeps `change` and `done` as
+  // they are: a hot path that passes its own callable types (a post) makes
+  // one allocation for all of it, where std::functions would make one each.
+  template <ChangeLike C, typename Tell = Done<ChangeValue<C>>>
+  void submit(C change, Tell done);
 
   // Runs `work` on the committer's thread after `delay` (at once, on the
   // calling thread, when the hub is closed). For timeouts of asynchronous
@@ -147,7 +150,7 @@ class Committer {
     log::WakeFlag done;  // blocking requests: both parts finished
   };
 
-  template <typename T>
+  template <typename T, typename C, typename Tell>
   class TypedRequest;
   struct Thread;
   class LogThread;
@@ -198,15 +201,18 @@ class Committer {
   std::atomic<std::int64_t> audit_bytes_ = 0;
   mutable log::Mutex failure_mutex_;
   std::optional<Error> failure_ GUARDED_BY(failure_mutex_);
+  // failure_.has_value(), written with it, read without the lock on every
+  // change's way in.
+  std::atomic<bool> failed_ = false;
   bool failure_is_transient_ GUARDED_BY(failure_mutex_) = false;
   std::unique_ptr<Thread> thread_;
   std::unique_ptr<LogThread> log_thread_;
 };
 
-template <typename T>
+template <typename T, typename C, typename Tell>
 class Committer::TypedRequest final : public Committer::Request {
  public:
-  TypedRequest(Committer& committer, Change<T> change, Done<T> done)
+  TypedRequest(Committer& committer, C change, Tell done)
       : committer_(committer),
         change_(std::move(change)),
         done_(std::move(done)) {}
@@ -219,32 +225,32 @@ class Committer::TypedRequest final : public Committer::Request {
   }
   void complete(Result<void> outcome) override {
     if (!outcome) result_ = std::unexpected(outcome.error());
-    if (change_.settle) change_.settle(batch, result_, sequenced);
+    if (present(change_.settle)) change_.settle(batch, result_, sequenced);
     if (result_) committer_.hooks_.publish(batch);
     done_(std::move(result_));
   }
 
   Committer& committer_;
-  Change<T> change_;
-  Done<T> done_;
+  C change_;
+  Tell done_;
   Result<T> result_ = std::unexpected(Error{ErrorKind::kStorage, "not run"});
 };
 
-template <typename T>
-Result<T> Committer::apply(Change<T> change) {
+template <ChangeLike C>
+Result<ChangeValue<C>> Committer::apply(C change) {
+  using T = ChangeValue<C>;
   Result<T> out = std::unexpected(Error{ErrorKind::kStorage, "not run"});
-  TypedRequest<T> request(*this, std::move(change), [&out](Result<T> result) {
-    out = std::move(result);
-  });
+  auto tell = [&out](Result<T> result) { out = std::move(result); };
+  TypedRequest<T, C, decltype(tell)> request(*this, std::move(change), tell);
   request.blocking = true;
   run(request);
   return out;
 }
 
-template <typename T>
-void Committer::submit(Change<T> change, std::type_identity_t<Done<T>> done) {
-  auto request = std::make_unique<TypedRequest<T>>(*this, std::move(change),
-                                                   std::move(done));
+template <ChangeLike C, typename Tell>
+void Committer::submit(C change, Tell done) {
+  auto request = std::make_unique<TypedRequest<ChangeValue<C>, C, Tell>>(
+      *this, std::move(change), std::move(done));
   run(*request.release());  // deleted once completed
 }
 

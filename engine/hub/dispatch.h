@@ -10,9 +10,8 @@
 namespace parley::engine {
 
 // Runs `change` as `dispatch` says and tells `done` its outcome.
-template <typename T>
-void run(Committer& committer, Change<T> change, Done<T> done,
-         Dispatch dispatch) {
+template <ChangeLike C, typename Tell = Done<ChangeValue<C>>>
+void run(Committer& committer, C change, Tell done, Dispatch dispatch) {
   if (dispatch == Dispatch::kInline) {
     done(committer.apply(std::move(change)));
   } else {

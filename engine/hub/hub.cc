@@ -406,8 +406,7 @@ void Hub::post_envelope(Envelope envelope, Done<std::string> done,
     tell(std::unexpected(checked.error()));
     return;
   }
-  run(*committer_, posts_->post(posted), Done<std::string>(std::move(tell)),
-      dispatch);
+  run(*committer_, posts_->post(posted), std::move(tell), dispatch);
 }
 
 Result<std::vector<Envelope>> Hub::read_wal(

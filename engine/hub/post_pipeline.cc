@@ -11,28 +11,29 @@
 
 namespace parley::engine {
 
-Change<std::string> PostPipeline::post(std::shared_ptr<Envelope> envelope) {
-  return {[this, envelope = std::move(envelope)](Commit& batch)
-              REQUIRES(core_.writer) { return stage(envelope, batch); },
-          [this](const Commit& batch, const Result<std::string>& posted,
-                 bool sequenced) {
-            if (batch.empty()) return;  // refused, or an idempotent retry
-            forget_in_flight(batch);
-            const Envelope& staged = *batch.envelopes.front().envelope;
-            if (!posted) {
-              // Refused before the log took it: the token stage() spent (it
-              // staged the post) is given back.
-              if (!sequenced && is_rate_limited(staged)) {
-                rate_limiter_.refund(staged.sender_id);
-              }
-              return;
-            }
-            // Posting anything substantive proves the sender drains its
-            // inbox.
-            if (!event_type::is_protocol(staged.event_type)) {
-              delivery_.drained_by(staged.sender_id);
-            }
-          }};
+Result<std::string> PostPipeline::Post::Stage::operator()(Commit& batch) const {
+  pipeline->core_.writer.assert_held();
+  return pipeline->stage(envelope, batch);
+}
+
+void PostPipeline::Post::Settle::operator()(const Commit& batch,
+                                            const Result<std::string>& posted,
+                                            bool sequenced) const {
+  if (batch.empty()) return;  // refused, or an idempotent retry
+  pipeline->forget_in_flight(batch);
+  const Envelope& staged = *batch.envelopes.front().envelope;
+  if (!posted) {
+    // Refused before the log took it: the token stage() spent (it staged
+    // the post) is given back.
+    if (!sequenced && is_rate_limited(staged)) {
+      pipeline->rate_limiter_.refund(staged.sender_id);
+    }
+    return;
+  }
+  // Posting anything substantive proves the sender drains its inbox.
+  if (!event_type::is_protocol(staged.event_type)) {
+    pipeline->delivery_.drained_by(staged.sender_id);
+  }
 }
 
 bool PostPipeline::is_rate_limited(const Envelope& envelope) {

@@ -43,8 +43,27 @@ class PostPipeline {
         tasks_(tasks) {}
 
   // The post of `envelope` (the caller's, left as it was passed when the
-  // post is refused before it is staged); the minted envelope id.
-  Change<std::string> post(std::shared_ptr<Envelope> envelope);
+  // post is refused before it is staged); the minted envelope id. A
+  // ChangeLike whose functions have types of their own, so the request that
+  // runs it holds them in place.
+  struct Post {
+    struct Stage {
+      PostPipeline* pipeline;
+      std::shared_ptr<Envelope> envelope;
+      // Called as a change's stage function: the writer lock is held.
+      Result<std::string> operator()(Commit& batch) const;
+    };
+    struct Settle {
+      PostPipeline* pipeline;
+      void operator()(const Commit& batch, const Result<std::string>& posted,
+                      bool sequenced) const;
+    };
+    Stage stage;
+    Settle settle;
+  };
+  Post post(std::shared_ptr<Envelope> envelope) {
+    return {{this, std::move(envelope)}, {this}};
+  }
 
   // An unregistered sender's rate bucket goes.
   void forget_sender(std::string_view agent_id) {
