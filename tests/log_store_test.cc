@@ -147,11 +147,16 @@ TEST_CASE_TEMPLATE("appended records read back in order with dense sequences",
   CHECK(texts(store) == std::vector<std::string>{"a", "b", "c"});
 }
 
-TEST_CASE_TEMPLATE("append stamps the sequences into the caller's record bytes",
-                   Backend, BACKENDS) {
+TEST_CASE_TEMPLATE(
+    "append stamps the sequences into the caller's record bytes and entries",
+    Backend, BACKENDS) {
   Backend backend;
   std::vector<AppendEntry> batch{text_entry("c1", "a"), text_entry("", "b")};
   REQUIRE(backend.store->append(batch).has_value());
+  CHECK(batch[0].position.log_sequence == 1);
+  CHECK(batch[0].position.channel_sequence == 1);
+  CHECK(batch[1].position.log_sequence == 2);
+  CHECK(batch[1].position.channel_sequence == 0);
   auto stamped = schema::verify_record(batch[0].record);
   REQUIRE(stamped.has_value());
   CHECK(stamped->log_sequence == 1);
