@@ -44,12 +44,14 @@ rocksdb::Options base_options(const RocksDbOptions& store_options) {
   options.max_background_jobs = 2;
   options.keep_log_file_num = 4;
   options.allow_concurrent_memtable_write = false;  // see families()
-  // The kernel is asked to start writing back every MiB written (without
-  // waiting for it), so a sync has at most about a MiB left to write: the
-  // WAL sync at each memtable seal (WalSealSync), which holds up every
-  // append behind it, and the table files' syncs at each flush.
-  options.wal_bytes_per_sync = 1 << 20;
-  options.bytes_per_sync = 1 << 20;
+  // Async appends leave the WAL to the kernel, and every memtable seal
+  // syncs it whole (WalSealSync), holding up every append behind it: the
+  // kernel is asked to start writing back each MiB as it is written
+  // (without waiting), so the seal's sync has about a MiB left to write.
+  // Synced appends leave nothing to it.
+  if (store_options.durability == Durability::kAsync) {
+    options.wal_bytes_per_sync = 1 << 20;
+  }
   if (store_options.write_buffer_size > 0) {
     options.write_buffer_size = store_options.write_buffer_size;
   }
