@@ -126,6 +126,7 @@ class TrackedFile : public rocksdb::FSWritableFileOwnerWrapper {
         !fault.ok()) {
       return fault;
     }
+    owner_.range_synced(name_);
     return target()->RangeSync(offset, bytes, options, debug);
   }
   bool IsSyncThreadSafe() const override {
@@ -475,6 +476,10 @@ IOStatus PowerCutFileSystem::directory_synced(const std::string& directory) {
   std::lock_guard lock(mutex_);
   entries_.erase(directory);
   return IOStatus::OK();
+}
+
+void PowerCutFileSystem::range_synced(const std::string& name) {
+  if (wal_number(name)) ++wal_range_syncs_;
 }
 
 PowerCutFileSystem::Losses PowerCutFileSystem::restore_power(

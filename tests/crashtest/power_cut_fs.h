@@ -59,6 +59,9 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
                                     : NewerWalCut::kOlderExists;
   }
   bool down() const { return down_; }
+  // How often a WAL file's writeback was started without a sync
+  // (RangeSync: sync_file_range), which makes nothing durable.
+  std::uint64_t wal_range_syncs() const { return wal_range_syncs_; }
 
   // The I/O faults this file system injects; none until one is armed.
   FaultSwitch& faults() { return faults_; }
@@ -150,6 +153,7 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
   rocksdb::IOStatus synced(const std::string& name, std::uint64_t up_to);
   rocksdb::IOStatus truncated(const std::string& name, std::uint64_t size);
   rocksdb::IOStatus directory_synced(const std::string& directory);
+  void range_synced(const std::string& name);
 
  private:
   struct FileState {
@@ -178,6 +182,7 @@ class PowerCutFileSystem : public rocksdb::FileSystemWrapper {
   std::atomic<bool> down_ = false;
   std::atomic<std::int64_t> appends_to_cut_ = 0;  // 0: no cut planned
   std::atomic<NewerWalCut> newer_wal_cut_ = NewerWalCut::kNone;
+  std::atomic<std::uint64_t> wal_range_syncs_ = 0;
   std::mutex mutex_;
   std::map<std::string, FileState> files_;             // guarded by mutex_
   std::map<std::string, std::vector<Entry>> entries_;  // by directory; mutex_
