@@ -244,7 +244,7 @@ std::uint16_t close_code_of(const std::string& payload) {
 
 TEST_CASE(
     "a frame breaking the WebSocket protocol closes that connection with "
-    "1002, text that is not UTF-8 with 1007; the others are served") {
+    "1002, text that is not UTF-8 with 1007, and the others are served") {
   using transport::ws::Opcode;
   ServeFixture serve;
   auto other = serve.connect();
@@ -283,7 +283,7 @@ TEST_CASE(
 
 TEST_CASE(
     "frames sent with the opening handshake, fragmented and between pings, "
-    "are read; a client's close is answered with its code") {
+    "are read, and a client's close is answered with its code") {
   using testing::client_frame;
   using transport::ws::Opcode;
   ServeFixture serve;

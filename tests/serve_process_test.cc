@@ -228,7 +228,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a configuration file that is a directory or cannot be read exits 64 "
-    "naming it; nothing is left at its default silently") {
+    "naming it, and nothing is left at its default silently") {
   testing::ScratchDir dir;
   auto directory =
       parley("serve --check-config --data d --config " + dir.path().string());

@@ -18,7 +18,7 @@ std::string comm_of(pid_t thread) {
   return name;
 }
 
-TEST_CASE("a thread names itself; names past 15 bytes are cut") {
+TEST_CASE("a thread names itself, and names past 15 bytes are cut") {
   std::string short_name;
   std::string long_name;
   std::thread([&] {
