@@ -22,8 +22,8 @@ class ForwardingLogStore : public LogStore {
       const SequencedCallback& on_sequenced) override {
     return store_->append(batch, on_sequenced);
   }
-  Result<std::vector<Position>> append_deferred(
-      std::span<AppendEntry> batch, DurableCallback on_durable) override {
+  Result<void> append_deferred(std::span<AppendEntry> batch,
+                               DurableCallback on_durable) override {
     return store_->append_deferred(batch, std::move(on_durable));
   }
   Result<void> flush() override { return store_->flush(); }

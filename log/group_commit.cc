@@ -14,40 +14,39 @@ GroupCommit::GroupCommit(std::uint64_t last_sequence,
 Result<std::vector<Position>> GroupCommit::append(
     std::span<AppendEntry> batch,
     const LogStore::SequencedCallback& on_sequenced) {
-  auto sequenced = sequence(batch, {});
-  if (!sequenced) return std::unexpected(sequenced.error());
-  auto& [positions, group] = *sequenced;
-  if (on_sequenced) on_sequenced(positions);
-  if (!group) return std::move(positions);  // an empty batch
-  if (auto written = finish(group); !written) {
-    return std::unexpected(written.error());
+  auto group = sequence(batch, {});
+  if (!group) return std::unexpected(group.error());
+  if (on_sequenced) on_sequenced();
+  if (*group) {  // else an empty batch
+    if (auto written = finish(*group); !written) {
+      return std::unexpected(written.error());
+    }
   }
-  return std::move(positions);
+  return positions_of(batch);
 }
 
-Result<std::vector<Position>> GroupCommit::append_deferred(
+Result<void> GroupCommit::append_deferred(
     std::span<AppendEntry> batch, LogStore::DurableCallback on_durable) {
-  auto sequenced = sequence(batch, std::move(on_durable));
-  if (!sequenced) return std::unexpected(sequenced.error());
-  auto& [positions, group] = *sequenced;
+  auto group = sequence(batch, std::move(on_durable));
+  if (!group) return std::unexpected(group.error());
   // An empty batch: no group, and sequence() left on_durable to us.
-  if (!group) on_durable({});
-  return std::move(positions);
+  if (!*group) on_durable({});
+  return {};
 }
 
-Result<std::pair<std::vector<Position>, GroupCommit::GroupPtr>>
-GroupCommit::sequence(std::span<AppendEntry> batch,
-                      LogStore::DurableCallback&& on_durable) {
+Result<GroupCommit::GroupPtr> GroupCommit::sequence(
+    std::span<AppendEntry> batch, LogStore::DurableCallback&& on_durable) {
   MutexLock lock(mutex_);
   if (closed_) return closed_error();
   if (failed_) return std::unexpected(*failed_);
   if (paused_) return std::unexpected(*paused_);
-  auto positions = sequencer_.assign(batch, lookups_);
-  if (!positions) return std::unexpected(positions.error());
-  if (batch.empty()) return std::pair{std::move(*positions), GroupPtr()};
+  if (auto assigned = sequencer_.assign(batch, lookups_); !assigned) {
+    return std::unexpected(assigned.error());
+  }
+  if (batch.empty()) return GroupPtr();
   if (!open_group_) open_group_ = std::make_shared<Group>();
   open_group_->members.push_back({batch, std::move(on_durable)});
-  return std::pair{std::move(*positions), open_group_};
+  return open_group_;
 }
 
 Result<void> GroupCommit::flush() {

@@ -68,8 +68,8 @@ class GroupCommit {
   Result<std::vector<Position>> append(
       std::span<AppendEntry> batch,
       const LogStore::SequencedCallback& on_sequenced) EXCLUDES(mutex_);
-  Result<std::vector<Position>> append_deferred(
-      std::span<AppendEntry> batch, LogStore::DurableCallback on_durable)
+  Result<void> append_deferred(std::span<AppendEntry> batch,
+                               LogStore::DurableCallback on_durable)
       EXCLUDES(mutex_);
   // LogStore::flush.
   Result<void> flush() EXCLUDES(mutex_);
@@ -121,8 +121,8 @@ class GroupCommit {
 
   // Sequences `batch` into the open group, which takes `on_durable` (left
   // as it is when no group is returned: an empty batch or a refusal).
-  Result<std::pair<std::vector<Position>, GroupPtr>> sequence(
-      std::span<AppendEntry> batch, LogStore::DurableCallback&& on_durable)
+  Result<GroupPtr> sequence(std::span<AppendEntry> batch,
+                            LogStore::DurableCallback&& on_durable)
       EXCLUDES(mutex_);
   // Returns once `group` is done, leading it if nobody else will.
   Result<void> finish(const GroupPtr& group) EXCLUDES(mutex_);

@@ -1,18 +1,26 @@
 #include "log/log_store.h"
 
-#include <optional>
+#include <cassert>
 
 namespace parley::log {
 
-Result<std::vector<Position>> LogStore::append_deferred(
-    std::span<AppendEntry> batch, DurableCallback on_durable) {
-  std::optional<std::vector<Position>> sequenced;
-  auto appended = append(batch, [&](std::span<const Position> positions) {
-    sequenced.emplace(positions.begin(), positions.end());
-  });
-  if (!sequenced) return appended;  // refused before sequencing
+std::vector<Position> positions_of(std::span<const AppendEntry> batch) {
+  std::vector<Position> positions;
+  positions.reserve(batch.size());
+  for (const AppendEntry& entry : batch) positions.push_back(entry.position);
+  return positions;
+}
+
+Result<void> LogStore::append_deferred(std::span<AppendEntry> batch,
+                                       DurableCallback on_durable) {
+  bool sequenced = false;
+  auto appended = append(batch, [&] { sequenced = true; });
+  if (!sequenced) {  // refused before sequencing: nothing is told
+    assert(!appended);
+    return std::unexpected(appended.error());
+  }
   on_durable(appended ? Result<void>{} : std::unexpected(appended.error()));
-  return std::move(*sequenced);
+  return {};
 }
 
 }  // namespace parley::log

@@ -63,6 +63,9 @@ struct AppendEntry {
   Position position;  // set by the store once it has sequenced the entry
 };
 
+// The positions of a sequenced batch's entries, in batch order.
+std::vector<Position> positions_of(std::span<const AppendEntry> batch);
+
 // Visitors see bytes valid only during the call, starting on a
 // schema::kRecordAlignment boundary so FlatBuffers can read them in place;
 // return false to stop.
@@ -84,16 +87,18 @@ class LogStore {
  public:
   virtual ~LogStore() = default;
 
-  // Called by append() once the batch holds its sequences (stamped into
-  // its records), before append() waits for the batch to be durable. Every
+  // Called by append() once the batch holds its sequences (each entry's
+  // `position`, stamped into its record), before append() waits for the
+  // batch to be durable. Every
   // append that starts after the callback returned is sequenced after this
   // batch, so a caller that serialises its appends may release its own lock
   // here and let the next batch join the same group commit. Runs on the
   // appending thread, with no lock of the store held.
-  using SequencedCallback = std::function<void(std::span<const Position>)>;
+  using SequencedCallback = std::function<void()>;
 
   // Appends `batch` atomically: all of it or none. Sequences are assigned in
-  // batch order, densely after everything appended before. Fails with
+  // batch order, densely after everything appended before; each entry's
+  // `position` holds its own, and they are returned in batch order. Fails with
   // kInvalidArgument (a record fails verification or is larger than
   // kMaxRecordBytes, a channel id is longer than kMaxChannelIdBytes), kConflict
   // (an idempotency key is already in the log or twice in flight), kFailed or
@@ -115,13 +120,13 @@ class LogStore {
 
   // append() without the wait, for a caller that sequences several batches
   // before it waits for any: checks and sequences `batch` as append() does
-  // and returns its positions, leaving it to be written with a later group
+  // (each entry's `position`), leaving it to be written with a later group
   // commit — the one a flush() or an append() starts. `on_durable` is told
   // the outcome; the caller keeps `batch` alive and unchanged until then.
   // A refusal before sequencing is returned and nothing is told. The
   // default appends and tells before it returns.
-  virtual Result<std::vector<Position>> append_deferred(
-      std::span<AppendEntry> batch, DurableCallback on_durable);
+  virtual Result<void> append_deferred(std::span<AppendEntry> batch,
+                                       DurableCallback on_durable);
 
   // Makes every batch sequenced before the call durable: writes the ones
   // no thread is writing yet as one group commit, or waits for the thread

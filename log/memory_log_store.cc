@@ -31,24 +31,23 @@ class MemoryLogStore final : public LogStore {
     }
     MutexLock lock(mutex_);
     if (closed_) return closed_error();
-    auto positions = sequencer_.assign(batch, lookups_);
-    if (!positions) return positions;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      AppendEntry& entry = batch[i];
-      const Position& position = (*positions)[i];
+    if (auto assigned = sequencer_.assign(batch, lookups_); !assigned) {
+      return std::unexpected(assigned.error());
+    }
+    for (const AppendEntry& entry : batch) {
       records_.push_back(entry.record);
       if (!entry.channel.empty()) {
-        channels_[entry.channel].push_back(position.log_sequence);
+        channels_[entry.channel].push_back(entry.position.log_sequence);
       }
       if (!entry.idempotency_key.empty()) {
-        keys_.emplace(entry.idempotency_key, position.log_sequence);
+        keys_.emplace(entry.idempotency_key, entry.position.log_sequence);
         sequencer_.key_committed(entry.idempotency_key);
       }
     }
     appended_.notify_all();
     lock.unlock();
-    if (on_sequenced) on_sequenced(*positions);
-    return positions;
+    if (on_sequenced) on_sequenced();
+    return positions_of(batch);
   }
 
   Result<void> read(std::uint64_t from, std::uint64_t to,

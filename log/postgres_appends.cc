@@ -84,11 +84,9 @@ Result<std::vector<Position>> PostgresLogStore::append(
   return group_commit_.append(batch, on_sequenced);
 }
 
-Result<std::vector<Position>> PostgresLogStore::append_deferred(
-    std::span<AppendEntry> batch, DurableCallback on_durable) {
-  if (auto admitted = admit(batch); !admitted) {
-    return std::unexpected(admitted.error());
-  }
+Result<void> PostgresLogStore::append_deferred(std::span<AppendEntry> batch,
+                                               DurableCallback on_durable) {
+  if (auto admitted = admit(batch); !admitted) return admitted;
   return group_commit_.append_deferred(batch, std::move(on_durable));
 }
 

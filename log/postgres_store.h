@@ -43,8 +43,8 @@ class PostgresLogStore final : public LogStore {
   Result<std::vector<Position>> append(
       std::span<AppendEntry> batch,
       const SequencedCallback& on_sequenced) override;
-  Result<std::vector<Position>> append_deferred(
-      std::span<AppendEntry> batch, DurableCallback on_durable) override;
+  Result<void> append_deferred(std::span<AppendEntry> batch,
+                               DurableCallback on_durable) override;
   Result<void> flush() override;
   Result<void> resume() override;
   Result<void> read(std::uint64_t from, std::uint64_t to,

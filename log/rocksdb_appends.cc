@@ -52,11 +52,9 @@ Result<std::vector<Position>> RocksDbLogStore::append(
   return group_commit_.append(batch, on_sequenced);
 }
 
-Result<std::vector<Position>> RocksDbLogStore::append_deferred(
-    std::span<AppendEntry> batch, DurableCallback on_durable) {
-  if (auto admitted = admit(batch); !admitted) {
-    return std::unexpected(admitted.error());
-  }
+Result<void> RocksDbLogStore::append_deferred(std::span<AppendEntry> batch,
+                                              DurableCallback on_durable) {
+  if (auto admitted = admit(batch); !admitted) return admitted;
   return group_commit_.append_deferred(batch, std::move(on_durable));
 }
 

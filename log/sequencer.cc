@@ -70,13 +70,9 @@ Result<void> Sequencer::check_indexes(std::span<AppendEntry> batch,
   return {};
 }
 
-Result<std::vector<Position>> Sequencer::assign(std::span<AppendEntry> batch,
-                                                const Lookups& lookups) {
-  if (auto checked = check_indexes(batch, lookups); !checked) {
-    return std::unexpected(checked.error());
-  }
-  std::vector<Position> positions;
-  positions.reserve(batch.size());
+Result<void> Sequencer::assign(std::span<AppendEntry> batch,
+                               const Lookups& lookups) {
+  if (auto checked = check_indexes(batch, lookups); !checked) return checked;
   for (AppendEntry& entry : batch) {
     Position position{++last_log_sequence_, 0};
     if (!entry.channel.empty()) {
@@ -89,9 +85,8 @@ Result<std::vector<Position>> Sequencer::assign(std::span<AppendEntry> batch,
       keys_in_flight_.insert(entry.idempotency_key);
     }
     entry.position = position;
-    positions.push_back(position);
   }
-  return positions;
+  return {};
 }
 
 }  // namespace parley::log

@@ -38,11 +38,10 @@ class Sequencer {
   static Result<void> check_entries(std::span<AppendEntry> batch);
 
   // Checks that no idempotency key of a batch that passed check_entries is
-  // in use, then numbers the batch and stamps the records: their sequences,
-  // then their checksums over them (schema::stamp_sequences). On error
-  // nothing changed.
-  Result<std::vector<Position>> assign(std::span<AppendEntry> batch,
-                                       const Lookups& lookups);
+  // in use, then numbers the batch (each entry's `position`) and stamps the
+  // records: their sequences, then their checksums over them
+  // (schema::stamp_sequences). On error nothing changed.
+  Result<void> assign(std::span<AppendEntry> batch, const Lookups& lookups);
 
   // The backend has made `key` durable: later checks find it through
   // Lookups::key_exists.

@@ -489,8 +489,8 @@ class FailingStore : public log::ForwardingLogStore {
     return appended;
   }
   // Through append() above, as a store without a group commit does.
-  log::Result<std::vector<log::Position>> append_deferred(
-      std::span<log::AppendEntry> batch, DurableCallback on_durable) override {
+  log::Result<void> append_deferred(std::span<log::AppendEntry> batch,
+                                    DurableCallback on_durable) override {
     return LogStore::append_deferred(batch, std::move(on_durable));
   }
 };

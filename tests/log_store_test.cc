@@ -453,12 +453,12 @@ TEST_CASE_TEMPLATE(
     batches.push_back({text_entry("c", std::to_string(i))});
   }
   for (int i = 0; i < 3; ++i) {
-    auto positions =
+    auto sequenced =
         backend.store->append_deferred(batches[i], told.callback(i));
-    REQUIRE_MESSAGE(positions.has_value(), testing::error_message(positions));
-    CHECK((*positions)[0].log_sequence == static_cast<std::uint64_t>(i + 1));
-    CHECK((*positions)[0].channel_sequence ==
-          static_cast<std::uint64_t>(i + 1));
+    REQUIRE_MESSAGE(sequenced.has_value(), testing::error_message(sequenced));
+    const log::Position& position = batches[i][0].position;
+    CHECK(position.log_sequence == static_cast<std::uint64_t>(i + 1));
+    CHECK(position.channel_sequence == static_cast<std::uint64_t>(i + 1));
   }
   REQUIRE(backend.store->flush());
   CHECK(told.ids() == std::vector<int>{0, 1, 2});

@@ -46,13 +46,12 @@ void hammer(int (*channel_of)(int thread, int post)) {
   std::atomic<int> published = 0;
   Committer committer(
       *store, writer,
-      Committer::Hooks{
-          .fold = [&](Commit&, std::span<const log::Position>) -> Result<void> {
-            ++folded;
-            return {};
-          },
-          .publish = [&](const Commit&) { ++published; },
-          .rehydrate = []() -> Result<void> { return {}; }});
+      Committer::Hooks{.fold = [&](Commit&) -> Result<void> {
+                         ++folded;
+                         return {};
+                       },
+                       .publish = [&](const Commit&) { ++published; },
+                       .rehydrate = []() -> Result<void> { return {}; }});
   committer.start();
 
   // outcomes[thread * kPostsPerThread + post]: how often it was told, and
@@ -174,8 +173,7 @@ TEST_CASE("a change submitted after close is refused, told once") {
   log::Mutex writer;
   Committer committer(
       *store, writer,
-      Committer::Hooks{.fold = [](Commit&, std::span<const log::Position>)
-                           -> Result<void> { return {}; },
+      Committer::Hooks{.fold = [](Commit&) -> Result<void> { return {}; },
                        .publish = [](const Commit&) {},
                        .rehydrate = []() -> Result<void> { return {}; }});
   committer.start();

@@ -130,9 +130,9 @@ TEST_CASE("concurrent appends get dense log and channel sequences") {
         }
         CHECK(Sequencer::check_entries(batch));  // thread safe, unlocked
         MutexLock lock(shared.mutex);
-        auto positions = shared.sequencer.assign(batch, lookups);
-        if (!positions) {
-          if (positions.error().code == ErrorCode::kConflict) {
+        auto assigned = shared.sequencer.assign(batch, lookups);
+        if (!assigned) {
+          if (assigned.error().code == ErrorCode::kConflict) {
             ++shared.conflicts;
           } else {
             ++shared.other_errors;
@@ -143,8 +143,8 @@ TEST_CASE("concurrent appends get dense log and channel sequences") {
           auto read = schema::verify_record(batch[i].record);
           CHECK(read);
           if (!read) continue;
-          CHECK(read->log_sequence == (*positions)[i].log_sequence);
-          CHECK(read->channel_sequence == (*positions)[i].channel_sequence);
+          CHECK(read->log_sequence == batch[i].position.log_sequence);
+          CHECK(read->channel_sequence == batch[i].position.channel_sequence);
           shared.stamped.emplace_back(batch[i].channel, *read);
           if (!batch[i].idempotency_key.empty()) {
             // The backend made it durable.
@@ -190,10 +190,9 @@ TEST_CASE("a key in flight is refused until the backend commits it") {
         return durable.contains(std::string(key));
       }};
   std::vector<AppendEntry> first{testing::text_entry("c", "a", "k")};
-  auto positions = sequencer.assign(first, lookups);
-  REQUIRE(positions);
-  CHECK((*positions)[0].log_sequence == 1);
-  CHECK((*positions)[0].channel_sequence == 8);  // after the durable 7
+  REQUIRE(sequencer.assign(first, lookups));
+  CHECK(first[0].position.log_sequence == 1);
+  CHECK(first[0].position.channel_sequence == 8);  // after the durable 7
   std::vector<AppendEntry> again{testing::text_entry("c", "b", "k")};
   auto refused = sequencer.assign(again, lookups);
   REQUIRE(!refused);
@@ -205,10 +204,9 @@ TEST_CASE("a key in flight is refused until the backend commits it") {
                                  testing::text_entry("c", "d", "j")};
   CHECK(!sequencer.assign(twice, lookups));  // twice in one batch
   std::vector<AppendEntry> next{testing::text_entry("c", "e")};
-  auto after = sequencer.assign(next, lookups);
-  REQUIRE(after);
-  CHECK((*after)[0].log_sequence == 2);  // refusals used up nothing
-  CHECK((*after)[0].channel_sequence == 9);
+  REQUIRE(sequencer.assign(next, lookups));
+  CHECK(next[0].position.log_sequence == 2);  // refusals used up nothing
+  CHECK(next[0].position.channel_sequence == 9);
 }
 
 }  // namespace

@@ -202,7 +202,7 @@ bool Committer::sequence(Request& request) {
     return false;
   }
   auto& entries = request.batch.entries;
-  auto positions =
+  auto sequenced =
       store_.append_deferred(std::span(entries.data(), entries.size()),
                              [this, &request](log::Result<void> durable) {
                                if (durable) {
@@ -213,13 +213,13 @@ bool Committer::sequence(Request& request) {
                                request.durable = std::move(durable);
                                finish(request, 1);
                              });
-  if (!positions) {
-    request.staged = storage_error(positions.error());
+  if (!sequenced) {
+    request.staged = storage_error(sequenced.error());
     finish(request, 2);
     return false;
   }
   request.sequenced = true;
-  if (auto folded = hooks_.fold(request.batch, *positions); !folded) {
+  if (auto folded = hooks_.fold(request.batch); !folded) {
     // The state holds a batch the log may not keep: stop changing it.
     stop_accepting(folded.error());
     request.staged = std::unexpected(folded.error());

@@ -54,9 +54,9 @@ namespace parley::engine {
 class Committer {
  public:
   struct Hooks {
-    // Folds a batch the log has just sequenced at `positions` into the
-    // state and plans its deliveries. Writer lock held.
-    std::function<Result<void>(Commit&, std::span<const log::Position>)> fold;
+    // Folds a batch the log has just sequenced (each entry's `position`)
+    // into the state and plans its deliveries. Writer lock held.
+    std::function<Result<void>(Commit&)> fold;
     // Delivers a durable batch's envelopes and tells its listener events.
     // Outside every hub lock.
     std::function<void(const Commit&)> publish;

@@ -57,10 +57,7 @@ Hub::Hub(HubOptions options)
   committer_ = std::make_unique<Committer>(
       *core.store, core.writer,
       Committer::Hooks{
-          .fold =
-              [this](Commit& batch, std::span<const log::Position> positions) {
-                return fold(batch, positions);
-              },
+          .fold = [this](Commit& batch) { return fold(batch); },
           .publish = [this](const Commit& batch) { delivery_->publish(batch); },
           .rehydrate = [this]() -> Result<void> {
             {
@@ -170,17 +167,17 @@ Result<void> Hub::fold_log_from(std::uint64_t first) {
   return {};
 }
 
-Result<void> Hub::fold(Commit& batch,
-                       std::span<const log::Position> positions) {
+Result<void> Hub::fold(Commit& batch) {
   log::WriterLock lock(core_->state_mutex);
   Result<void> folded;
   for (std::size_t i = 0; i < batch.entries.size() && folded; ++i) {
-    folded =
-        core_->state.apply(positions[i].log_sequence, batch.entries[i].record);
+    const log::AppendEntry& entry = batch.entries[i];
+    folded = core_->state.apply(entry.position.log_sequence, entry.record);
   }
   for (std::size_t i = 0; i < batch.envelopes.size(); ++i) {
     auto& staged = batch.envelopes[i];
-    staged.envelope->sequence = positions[staged.entry].channel_sequence;
+    staged.envelope->sequence =
+        batch.entries[staged.entry].position.channel_sequence;
     if (!staged.deliver) continue;
     const ChannelEntry* channel =
         core_->state.channels.find(staged.envelope->channel_id);

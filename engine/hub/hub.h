@@ -389,7 +389,7 @@ class Hub {
   // Starts the writer, then expires what a previous writer left pending.
   Result<void> start_writing();
   // The Committer's fold hook: a batch the log has just sequenced.
-  Result<void> fold(Commit& batch, std::span<const log::Position> positions);
+  Result<void> fold(Commit& batch);
 
   // Declared in the order they are built; each refers to those before.
   std::unique_ptr<HubCore> core_;
