@@ -1,7 +1,5 @@
 #include "log/log_store.h"
 
-#include <cassert>
-
 namespace parley::log {
 
 std::vector<Position> positions_of(std::span<const AppendEntry> batch) {
@@ -15,8 +13,7 @@ Result<void> LogStore::append_deferred(std::span<AppendEntry> batch,
                                        DurableCallback on_durable) {
   bool sequenced = false;
   auto appended = append(batch, [&] { sequenced = true; });
-  if (!sequenced) {  // refused before sequencing: nothing is told
-    assert(!appended);
+  if (!appended && !sequenced) {  // refused before sequencing: nothing told
     return std::unexpected(appended.error());
   }
   on_durable(appended ? Result<void>{} : std::unexpected(appended.error()));
