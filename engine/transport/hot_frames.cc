@@ -4,8 +4,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <utility>
-#include <vector>
+#include <boost/container/small_vector.hpp>
 
 #include "engine/base/input_limits.h"
 
@@ -141,24 +140,25 @@ bool write_flex(flexbuffers::Builder& builder, const char* key,
       if (depth >= engine::kMaxStoredJsonDepth) return false;
       // nlohmann's object iterates its keys in byte order, and the keys'
       // bytes land in the buffer in the order they are written.
-      std::vector<std::pair<std::string_view, dom::element>> fields;
+      struct Field {
+        std::string_view key;
+        const char* terminated_key;  // the same key, NUL-terminated
+        dom::element value;
+      };
+      boost::container::small_vector<Field, 8> fields;
       const dom::object object = value.get_object().value_unsafe();
-      for (dom::key_value_pair field : object) {
-        if (field.key.find('\0') != std::string_view::npos) return false;
-        fields.emplace_back(field.key, field.value);
+      for (auto field = object.begin(); field != object.end(); ++field) {
+        if (field.key().find('\0') != std::string_view::npos) return false;
+        fields.push_back({field.key(), field.key_c_str(), field.value()});
       }
-      std::ranges::sort(fields, {},
-                        &std::pair<std::string_view, dom::element>::first);
-      if (std::ranges::adjacent_find(fields, {}, [](const auto& field) {
-            return field.first;
-          }) != fields.end()) {
+      std::ranges::sort(fields, {}, &Field::key);
+      if (std::ranges::adjacent_find(fields, {}, &Field::key) != fields.end()) {
         return false;
       }
       auto start = key ? builder.StartMap(key) : builder.StartMap();
-      std::string name;
-      for (const auto& [field_key, element] : fields) {
-        name.assign(field_key);
-        if (!write_flex(builder, name.c_str(), element, depth + 1)) {
+      for (const Field& field : fields) {
+        if (!write_flex(builder, field.terminated_key, field.value,
+                        depth + 1)) {
           return false;
         }
       }
@@ -202,7 +202,9 @@ bool read_envelope(dom::object object, engine::Envelope& envelope) {
       read = read_string(value, envelope.event_type);
     } else if (key == "event_data") {
       if (value.type() != Type::OBJECT) return false;
-      flexbuffers::Builder builder;
+      // Each thread reuses one builder, so its buffers are allocated once.
+      thread_local flexbuffers::Builder builder;
+      builder.Clear();
       if (!write_flex(builder, nullptr, value, 0)) return false;
       builder.Finish();
       envelope.event_data = builder.GetBuffer();
