@@ -797,7 +797,7 @@ TEST_CASE("a parsed post is authorized as its JSON is") {
       REQUIRE(parsed.has_value());
       const auto by_json = engine::authorize(w.t.hub(), wire, "post_envelope",
                                              {{"envelope", envelope}});
-      const auto typed = engine::authorize_post(w.t.hub(), wire, *parsed);
+      const auto typed = engine::authorize_post(w.t.hub(), *caller, *parsed);
       REQUIRE(by_json.has_value() == typed.has_value());
       if (!by_json) {
         ++refusals;

@@ -123,11 +123,9 @@ struct PostedFields {
   std::optional<std::vector<std::optional<std::string_view>>> audience;
 };
 
-// The sender must be bound; the wire may not carry a malformed task id,
+// After the sender's binding: the wire may not carry a malformed task id,
 // the hub's own channel events, or an audience outside the channel.
-Result<void> check_posted(const Hub& hub, const WireRequest& request,
-                          const PostedFields& posted) {
-  if (posted.sender_id) PARLEY_CHECK(bound(request, *posted.sender_id));
+Result<void> check_posted(const Hub& hub, const PostedFields& posted) {
   if (posted.task_id && !is_valid_task_id(*posted.task_id)) {
     return invalid_task_id(*posted.task_id);
   }
@@ -173,7 +171,8 @@ Result<void> check_post_envelope(const Hub& hub, const WireRequest& request,
                             : std::nullopt);
     }
   }
-  return check_posted(hub, request, posted);
+  if (posted.sender_id) PARLEY_CHECK(bound(request, *posted.sender_id));
+  return check_posted(hub, posted);
 }
 
 Result<void> check_observe_task(const Hub& hub, const WireRequest& request,
@@ -295,8 +294,10 @@ Result<void> authorize(const Hub& hub, const WireRequest& request,
   return rule.check(hub, request, Params(params));
 }
 
-Result<void> authorize_post(const Hub& hub, const WireRequest& request,
+Result<void> authorize_post(const Hub& hub, const Caller& caller,
                             const Envelope& envelope) {
+  // The one binding a post needs, asked directly: no snapshot of them all.
+  if (!caller.holds(envelope.sender_id)) return not_bound(envelope.sender_id);
   PostedFields posted{.sender_id = envelope.sender_id,
                       .event_type = envelope.event_type,
                       .channel_id = envelope.channel_id};
@@ -305,7 +306,7 @@ Result<void> authorize_post(const Hub& hub, const WireRequest& request,
     posted.audience.emplace(envelope.audience->begin(),
                             envelope.audience->end());
   }
-  return check_posted(hub, request, posted);
+  return check_posted(hub, posted);
 }
 
 bool has_participant(const ChannelMetadata& channel,

@@ -82,8 +82,9 @@ Result<void> authorize(const Hub& hub, const WireRequest& request,
                        std::string_view op, const nlohmann::json& params);
 
 // authorize(hub, request, "post_envelope", params) for an envelope already
-// parsed (the server's hot path): the same checks, the same errors.
-Result<void> authorize_post(const Hub& hub, const WireRequest& request,
+// parsed (the server's hot path), with `request` holding `caller`'s
+// bindings: the same checks, the same errors.
+Result<void> authorize_post(const Hub& hub, const Caller& caller,
                             const Envelope& envelope);
 
 // --- Pieces the ops use over the wire --------------------------------------

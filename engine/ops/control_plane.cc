@@ -497,8 +497,7 @@ void ControlPlane::call(std::string_view op, const json& params,
 
 void ControlPlane::post_envelope(Envelope envelope, const Caller& caller,
                                  Done<std::string> done) {
-  if (auto allowed = authorize_post(hub_, wire_request(caller), envelope);
-      !allowed) {
+  if (auto allowed = authorize_post(hub_, caller, envelope); !allowed) {
     return done(std::unexpected(allowed.error()));
   }
   hub_.post_envelope(std::move(envelope), std::move(done), Dispatch::kAsync);
