@@ -8,6 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <regex>
 #include <thread>
 
@@ -16,6 +20,23 @@
 namespace parley::testing {
 
 using nlohmann::json;
+
+HttpAnswer http_get(std::uint16_t port, const std::string& target) {
+  namespace beast = boost::beast;
+  namespace http = beast::http;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  stream.connect(resolver.resolve("127.0.0.1", std::to_string(port)));
+  http::request<http::empty_body> request{http::verb::get, target, 11};
+  request.set(http::field::host, "127.0.0.1");
+  http::write(stream, request);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response);
+  return {response.result_int(),
+          std::string(response[http::field::content_type]), response.body()};
+}
 
 ServeFixture::ServeFixture(
     std::function<void(transport::ServerConfig&)> customize) {

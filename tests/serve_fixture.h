@@ -45,6 +45,16 @@ class ServeFixture {
   std::unique_ptr<transport::Server> server_;
 };
 
+// An HTTP answer from the admin port.
+struct HttpAnswer {
+  unsigned status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+// GET `target` from http://127.0.0.1:`port` (one request, one connection).
+HttpAnswer http_get(std::uint16_t port, const std::string& target);
+
 // Posts bob's ack for `invite` (a notify frame) from `client`.
 void ack_invite(WsTestClient& client, const nlohmann::ordered_json& invite);
 

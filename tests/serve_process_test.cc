@@ -3,6 +3,7 @@
 // signal exits at once, kill -9 loses nothing that was acked.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -138,12 +139,14 @@ TEST_CASE(
                            "[auth]\nschemes = [\"api_key\"]\n"
                            "[auth.api_keys]\nalice = \"very-secret-key\"\n"
                            "[limits]\nmax_frame_bytes = 65536\n"
+                           "max_connections = 300\n"
                            "[log]\nmemtable_bytes = 4194304\n";
   auto ok = parley("serve --check-config --config " + config.string());
   CHECK(ok.exit_code == 0);
   CHECK(ok.out.find("listen = 127.0.0.1:9") != std::string::npos);
   CHECK(ok.out.find("limits.max_frame_bytes = 65536") != std::string::npos);
   CHECK(ok.out.find("log.memtable_bytes = 4194304") != std::string::npos);
+  CHECK(ok.out.find("limits.max_connections = 300\n") != std::string::npos);
   CHECK(ok.out.find("auth.api_keys = alice (keys not shown)") !=
         std::string::npos);
   CHECK(ok.out.find("very-secret-key") == std::string::npos);
@@ -154,6 +157,19 @@ TEST_CASE(
   auto memtable = parley("serve --check-config --config " + config.string() +
                          " --memtable-bytes 1048576");
   CHECK(memtable.out.find("log.memtable_bytes = 1048576") != std::string::npos);
+  auto connections = parley("serve --check-config --config " + config.string() +
+                            " --max-connections 5");
+  CHECK(connections.out.find("limits.max_connections = 5\n") !=
+        std::string::npos);
+  // Unset: half the open-file limit, raised first to the hard limit.
+  rlimit files{};
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &files) == 0);
+  auto automatic =
+      parley("serve --check-config --data " + (dir.path() / "d").string());
+  CHECK(automatic.out.find(
+            "limits.max_connections = " + std::to_string(files.rlim_max / 2) +
+            " (automatic: half the open-file limit, " +
+            std::to_string(files.rlim_max) + ")") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.path() / "data"));
 
   auto open = parley("serve --check-config --data " +

@@ -7,8 +7,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <thread>
 
 #include "engine/hub/hub.h"
@@ -18,15 +16,10 @@ namespace parley {
 namespace {
 
 using nlohmann::json;
+using testing::http_get;
 using testing::ServeFixture;
 using testing::WsTestClient;
 using namespace std::chrono_literals;
-
-struct HttpAnswer {
-  unsigned status = 0;
-  std::string content_type;
-  std::string body;
-};
 
 // Spins until this thread has used `at_least` of CPU; returns what it used.
 double burn_cpu(std::chrono::nanoseconds at_least) {
@@ -40,23 +33,6 @@ double burn_cpu(std::chrono::nanoseconds at_least) {
   auto spent = used() - start;
   while (spent < at_least) spent = used() - start;
   return std::chrono::duration<double>(spent).count();
-}
-
-HttpAnswer http_get(std::uint16_t port, const std::string& target) {
-  namespace beast = boost::beast;
-  namespace http = beast::http;
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::resolver resolver(io);
-  beast::tcp_stream stream(io);
-  stream.connect(resolver.resolve("127.0.0.1", std::to_string(port)));
-  http::request<http::empty_body> request{http::verb::get, target, 11};
-  request.set(http::field::host, "127.0.0.1");
-  http::write(stream, request);
-  beast::flat_buffer buffer;
-  http::response<http::string_body> response;
-  http::read(stream, buffer, response);
-  return {response.result_int(),
-          std::string(response[http::field::content_type]), response.body()};
 }
 
 TEST_CASE("wss:// with a self-signed certificate: a TLS round trip") {
@@ -149,7 +125,8 @@ TEST_CASE(
         "parley_requests_total{op=\"get_agent\",outcome=\"not_found\"} 1\n",
         "# TYPE parley_notifies_sent_total counter\n",
         "parley_send_queue_overflows_total 0\n",
-        "parley_hub_registered_agents 1\n",
+        "parley_connections_refused_total 0\n",
+        "parley_accept_failures_total 0\n", "parley_hub_registered_agents 1\n",
         "# TYPE parley_heap_allocated_bytes gauge\n",
         "# TYPE process_resident_memory_bytes gauge\n"}) {
     CHECK_MESSAGE(metrics.body.find(line) != std::string::npos, line);

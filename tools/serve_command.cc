@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/hub/hub.h"
+#include "engine/transport/open_file_limit.h"
 #include "engine/transport/server.h"
 #include "engine/transport/server_config.h"
 #include "log/open_store.h"
@@ -38,6 +39,7 @@ struct ServeFlags {
   bool allow_insecure = false;
   bool allow_remote_agent_registration = false;
   std::optional<std::size_t> max_frame_bytes;
+  std::optional<std::size_t> max_connections;
   std::optional<std::size_t> send_queue_frames;
   std::optional<std::size_t> send_queue_bytes;
   std::optional<double> ping_interval;
@@ -117,6 +119,7 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   }
   auto& c = config.connection;
   if (flags.max_frame_bytes) c.max_frame_bytes = *flags.max_frame_bytes;
+  if (flags.max_connections) config.max_connections = *flags.max_connections;
   if (flags.send_queue_frames)
     c.send_queue.max_frames = *flags.send_queue_frames;
   if (flags.send_queue_bytes) c.send_queue.max_bytes = *flags.send_queue_bytes;
@@ -318,6 +321,9 @@ int run(const ServeFlags& flags) {
     std::cerr << "parley serve: " << config.error().message << '\n';
     return kExitUsage;
   }
+  // Sockets and the log's files share the open-file limit: take all the
+  // kernel allows before the automatic max_connections is read from it.
+  transport::raise_open_file_limit();
   std::cout << "parley serve: effective configuration\n"
             << transport::describe(*config) << std::flush;
   if (flags.check_config) {
@@ -408,6 +414,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "by the agents it holds");
   serve->add_option("--max-frame-bytes", flags->max_frame_bytes,
                     "Largest inbound message (default 4194304)");
+  serve->add_option("--max-connections", flags->max_connections,
+                    "Client sockets open at once; beyond it a new connection "
+                    "is closed at once (default 0: half the open-file "
+                    "limit)");
   serve->add_option("--send-queue-frames", flags->send_queue_frames,
                     "Frames a connection may have waiting (default 16384)");
   serve->add_option("--send-queue-bytes", flags->send_queue_bytes,

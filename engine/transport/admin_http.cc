@@ -6,6 +6,8 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 
+#include "engine/transport/accept_errors.h"
+
 namespace parley::transport {
 namespace {
 
@@ -64,7 +66,10 @@ class AdminExchange : public std::enable_shared_from_this<AdminExchange> {
 }  // namespace
 
 AdminHttp::AdminHttp(net::io_context& io, Handler handler)
-    : io_(io), acceptor_(net::make_strand(io)), handler_(std::move(handler)) {}
+    : io_(io),
+      acceptor_(net::make_strand(io)),
+      retry_(acceptor_.get_executor()),
+      handler_(std::move(handler)) {}
 
 engine::Result<std::shared_ptr<AdminHttp>> AdminHttp::open(
     net::io_context& io, const tcp::endpoint& endpoint, Handler handler) {
@@ -93,21 +98,28 @@ void AdminHttp::stop() {
   net::post(acceptor_.get_executor(), [self = shared_from_this()] {
     boost::system::error_code ignored;
     self->acceptor_.close(ignored);
+    self->retry_.cancel();
   });
 }
 
 void AdminHttp::accept() {
-  acceptor_.async_accept(net::make_strand(io_),
-                         [self = shared_from_this()](
-                             boost::system::error_code ec, tcp::socket socket) {
-                           if (!self->acceptor_.is_open()) return;
-                           if (!ec) {
-                             std::make_shared<AdminExchange>(std::move(socket),
-                                                             self->handler_)
-                                 ->run();
-                           }
-                           self->accept();
-                         });
+  acceptor_.async_accept(
+      net::make_strand(io_),
+      [self = shared_from_this()](boost::system::error_code ec,
+                                  tcp::socket socket) {
+        if (!self->acceptor_.is_open()) return;
+        if (!ec) {
+          std::make_shared<AdminExchange>(std::move(socket), self->handler_)
+              ->run();
+        } else if (accept_exhausted(ec)) {
+          self->retry_.expires_after(kAcceptRetryDelay);
+          self->retry_.async_wait([self](boost::system::error_code waited) {
+            if (!waited && self->acceptor_.is_open()) self->accept();
+          });
+          return;
+        }
+        self->accept();
+      });
 }
 
 }  // namespace parley::transport

@@ -1,6 +1,7 @@
 // The admin HTTP port (Beast): one GET per connection, answered by a
 // handler, then the connection closes. The server serves /healthz and
-// /metrics through it.
+// /metrics through it. When accept() fails for want of file descriptors
+// or memory, the loop waits before it tries again (accept_errors.h).
 //
 // Thread safety: start() and stop() from any thread; the handler runs on
 // an io thread and must be thread-safe.
@@ -8,6 +9,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +45,7 @@ class AdminHttp : public std::enable_shared_from_this<AdminHttp> {
 
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;  // on the acceptor's strand
   Handler handler_;
   boost::asio::ip::tcp::endpoint bound_;
 };

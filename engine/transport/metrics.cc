@@ -102,6 +102,13 @@ std::string Metrics::render(const engine::HubHealth& health) const {
         connections_open_.load());
   counter("parley_connections_total", "WebSocket connections accepted.",
           connections_total_.load());
+  counter("parley_connections_refused_total",
+          "Connections closed at accept: max_connections sockets were open.",
+          connections_refused_.load());
+  counter("parley_accept_failures_total",
+          "Failed accepts (out of file descriptors or memory); the listener "
+          "waits 100 ms before the next.",
+          accept_failures_.load());
   family(out, "parley_requests_total", "counter",
          "Control-plane requests answered, by op and outcome (ok or the wire "
          "error code).");

@@ -51,6 +51,14 @@ class Metrics {
   void keepalive_timeout() {
     keepalive_timeouts_.fetch_add(1, std::memory_order_relaxed);
   }
+  // A connection closed at accept: max_connections sockets were open.
+  void connection_refused() {
+    connections_refused_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // accept() failed (out of file descriptors, memory, ...).
+  void accept_failed() {
+    accept_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
 
   std::int64_t connections_open() const {
     return connections_open_.load(std::memory_order_relaxed);
@@ -68,6 +76,8 @@ class Metrics {
   std::atomic<std::uint64_t> receipts_dropped_ = 0;
   std::atomic<std::uint64_t> send_queue_overflows_ = 0;
   std::atomic<std::uint64_t> keepalive_timeouts_ = 0;
+  std::atomic<std::uint64_t> connections_refused_ = 0;
+  std::atomic<std::uint64_t> accept_failures_ = 0;
   struct OpStats {
     std::map<std::string, std::uint64_t, std::less<>> by_outcome;
     // Not cumulative here: [i] counts the requests in bucket i alone.

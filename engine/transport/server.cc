@@ -25,6 +25,7 @@
 #include "engine/transport/connection_registry.h"
 #include "engine/transport/listener.h"
 #include "engine/transport/metrics.h"
+#include "engine/transport/socket_slots.h"
 #include "engine/transport/tls_context.h"
 #include "log/log_store.h"
 #include "log/thread_name.h"
@@ -82,6 +83,8 @@ struct Server::Impl {
   std::unique_ptr<engine::Hub> hub;
   std::unique_ptr<engine::ControlPlane> control_plane;
   Metrics metrics;
+  // Declared before io: a session still queued there holds a slot.
+  std::unique_ptr<SocketSlots> sockets;
   std::unique_ptr<BindingTable> bindings;
   ConnectionRegistry connections;
   std::unique_ptr<ServerContext> context;
@@ -238,7 +241,9 @@ engine::Result<std::unique_ptr<Server>> Server::start(
       std::make_unique<ServerContext>(*s.hub, *s.control_plane, *s.bindings,
                                       s.metrics, s.connections, c.connection);
 
-  auto listener = Listener::open(s.io, *endpoint, s.tls.get(), *s.context);
+  s.sockets = std::make_unique<SocketSlots>(effective_max_connections(c));
+  auto listener =
+      Listener::open(s.io, *endpoint, s.tls.get(), *s.context, *s.sockets);
   if (!listener) {
     s.hub->close();
     return std::unexpected(listener.error());

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/transport/open_file_limit.h"
 #include "engine/transport/tls_context.h"
 #include "log/store_location.h"
 
@@ -198,6 +199,8 @@ Result<void> read_file(const toml::table& root, const std::string& file,
     auto& options = config.connection;
     PARLEY_CONFIG_CHECK(
         limits.count("max_frame_bytes", options.max_frame_bytes));
+    PARLEY_CONFIG_CHECK(
+        limits.count("max_connections", config.max_connections));
     PARLEY_CONFIG_CHECK(
         limits.count("send_queue_frames", options.send_queue.max_frames));
     PARLEY_CONFIG_CHECK(
@@ -397,6 +400,11 @@ Result<void> validate(const ServerConfig& config) {
   return {};
 }
 
+std::size_t effective_max_connections(const ServerConfig& config) {
+  if (config.max_connections != 0) return config.max_connections;
+  return std::max<std::size_t>(1, open_file_limit() / 2);
+}
+
 std::string describe(const ServerConfig& config) {
   std::ostringstream out;
   const auto& c = config.connection;
@@ -421,6 +429,12 @@ std::string describe(const ServerConfig& config) {
       << "auth.allow_remote_agent_registration = "
       << config.allow_remote_agent_registration << '\n'
       << "limits.max_frame_bytes = " << c.max_frame_bytes << '\n'
+      << "limits.max_connections = " << effective_max_connections(config)
+      << (config.max_connections == 0
+              ? " (automatic: half the open-file limit, " +
+                    std::to_string(open_file_limit()) + ")"
+              : std::string())
+      << '\n'
       << "limits.send_queue_frames = " << c.send_queue.max_frames << '\n'
       << "limits.send_queue_bytes = " << c.send_queue.max_bytes << '\n'
       << "keepalive.ping_interval = " << seconds_text(c.ping_interval) << '\n'

@@ -11,7 +11,7 @@
 //              allow_unauthenticated = false  allow_insecure = false
 //              allow_remote_agent_registration = false
 //   [auth.api_keys]  alice = "secret"          (agent name = key)
-//   [limits]   max_frame_bytes = 4194304
+//   [limits]   max_frame_bytes = 4194304  max_connections = 512 (unset: auto)
 //              send_queue_frames = 16384  send_queue_bytes = 33554432
 //   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)
 //   [threads]  io = 2
@@ -74,6 +74,10 @@ struct ServerConfig {
   // the agents it holds.
   bool allow_remote_agent_registration = false;
   ConnectionOptions connection;
+  // Client sockets open at once (socket_slots.h); beyond it a new
+  // connection is closed at once. 0: automatic, half the process's
+  // open-file limit (effective_max_connections).
+  std::size_t max_connections = 0;
   std::size_t io_threads = 2;
   // Bytes a RocksDB memtable holds before it is flushed (each of the
   // store's column families has one, and up to two while one flushes);
@@ -108,6 +112,11 @@ engine::Result<void> load_config_file(const std::filesystem::path& file,
 // only with allow_insecure; positive sizes; 1 to kMaxIoThreads I/O
 // threads; a lease of at least 0.3 s.
 engine::Result<void> validate(const ServerConfig& config);
+
+// max_connections, or for 0 half the process's open-file limit as it is
+// now (at least 1): the other half stays for the log's files, the admin
+// port and the rest of the process.
+std::size_t effective_max_connections(const ServerConfig& config);
 
 // The effective configuration, one "key = value" line each; api keys by
 // agent name only.

@@ -45,8 +45,10 @@ class WsSession final : public Connection {
   static constexpr bool kTls = std::is_same_v<NextLayer, TlsStream>;
 
   template <class... Args>
-  WsSession(ServerContext& context, std::string peer, Args&&... args)
+  WsSession(ServerContext& context, std::string peer, SocketSlots::Slot slot,
+            Args&&... args)
       : Connection(context, std::move(peer)),
+        slot_(std::move(slot)),
         ws_(std::forward<Args>(args)...),
         reader_(context.options.max_frame_bytes),
         keepalive_(ws_.get_executor()),
@@ -325,6 +327,7 @@ class WsSession final : public Connection {
     teardown_.cancel();
     beast::error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);
+    slot_.release();
     std::string why;
     if (!close_reason_.empty()) {
       why = close_reason_;
@@ -338,6 +341,9 @@ class WsSession final : public Connection {
     if (accepted_) on_closed(why);  // else it never counted as open
   }
 
+  // Given back once the socket is closed (finish(), or at the latest
+  // after ws_ is destroyed: declared before it).
+  SocketSlots::Slot slot_;
   websocket::stream<NextLayer> ws_;
   beast::flat_buffer handshake_buffer_;
   http::request<http::empty_body> upgrade_;
@@ -368,17 +374,19 @@ std::string peer_of(const tcp::socket& socket) {
 
 }  // namespace
 
-std::shared_ptr<Connection> start_session(tcp::socket socket, ssl::context* tls,
+std::shared_ptr<Connection> start_session(tcp::socket socket,
+                                          SocketSlots::Slot slot,
+                                          ssl::context* tls,
                                           ServerContext& context) {
   std::string peer = peer_of(socket);
   if (tls) {
     auto session = std::make_shared<WsSession<TlsStream>>(
-        context, std::move(peer), std::move(socket), *tls);
+        context, std::move(peer), std::move(slot), std::move(socket), *tls);
     session->run();
     return session;
   }
   auto session = std::make_shared<WsSession<PlainStream>>(
-      context, std::move(peer), std::move(socket));
+      context, std::move(peer), std::move(slot), std::move(socket));
   session->run();
   return session;
 }

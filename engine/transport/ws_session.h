@@ -12,6 +12,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <memory>
 
+#include "engine/transport/socket_slots.h"
+
 namespace boost::asio::ssl {
 class context;
 }
@@ -23,8 +25,9 @@ struct ServerContext;
 
 // Starts a session on an accepted `socket`: TLS when `tls` is not null
 // (it must outlive the session). The session keeps itself alive until its
-// socket closes.
+// socket closes, and gives `slot` back when it closes the socket.
 std::shared_ptr<Connection> start_session(boost::asio::ip::tcp::socket socket,
+                                          SocketSlots::Slot slot,
                                           boost::asio::ssl::context* tls,
                                           ServerContext& context);
 

@@ -1,0 +1,138 @@
+// The server's budget of client sockets (max_connections) and what it does
+// when accept() itself fails for want of file descriptors: over real
+// loopback sockets, with the connections and the descriptor limit made
+// to run out.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "tests/serve_fixture.h"
+
+namespace parley {
+namespace {
+
+using testing::http_get;
+using testing::ServeFixture;
+using testing::ServeProcess;
+using testing::WsTestClient;
+using namespace std::chrono_literals;
+
+// The value of the series `name` in a /metrics body; -1 when absent.
+double metric(const std::string& body, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const std::size_t at = body.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stod(body.substr(at + key.size()));
+}
+
+// A WebSocket client of `port`, once the server has a socket slot free
+// (it notices a closed connection asynchronously); nullptr after 10 s.
+std::unique_ptr<WsTestClient> connect_when_free(std::uint16_t port) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      return std::make_unique<WsTestClient>("127.0.0.1", port);
+    } catch (const std::runtime_error&) {
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  return nullptr;
+}
+
+TEST_CASE(
+    "a connection beyond max_connections is closed at accept, the others "
+    "are served, and a closed connection frees its slot") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.max_connections = 2;
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  const std::uint16_t admin = *serve.server().admin_port();
+  auto alice = serve.connect();
+  alice->register_agent("alice");
+  auto bob = serve.connect();
+  bob->register_agent("bob");
+
+  CHECK_THROWS_AS(WsTestClient("127.0.0.1", serve.port()), std::runtime_error);
+  CHECK(alice->request("find_agent_id", {{"name", "bob"}})["ok"] == true);
+  CHECK(bob->request("find_agent_id", {{"name", "alice"}})["ok"] == true);
+  const auto metrics = http_get(admin, "/metrics").body;
+  CHECK(metric(metrics, "parley_connections_refused_total") == 1);
+  CHECK(metric(metrics, "parley_connections_open") == 2);
+
+  bob.reset();
+  auto carol = connect_when_free(serve.port());
+  REQUIRE(carol != nullptr);
+  carol->register_agent("carol");
+  CHECK(alice->request("find_agent_id", {{"name", "carol"}})["ok"] == true);
+}
+
+// The descriptors `pid` holds open now.
+std::size_t open_descriptors(pid_t pid) {
+  const std::filesystem::path fds = "/proc/" + std::to_string(pid) + "/fd";
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator(fds)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST_CASE(
+    "out of file descriptors, the listener retries every 100 ms instead of "
+    "failing in a busy loop, logs it once, and serves again once "
+    "descriptors are free") {
+  testing::ScratchDir dir;
+  // No socket budget: the descriptors themselves run out.
+  ServeProcess serve(dir.path() / "data", {"--max-connections", "1000000",
+                                           "--admin", "127.0.0.1:0"});
+  REQUIRE(serve.wait_output("admin on http://127.0.0.1:"));
+  std::smatch match;
+  const std::string printed = serve.output();
+  REQUIRE(std::regex_search(
+      printed, match, std::regex(R"(admin on http://127\.0\.0\.1:(\d+))")));
+  const auto admin = static_cast<std::uint16_t>(std::stoi(match[1]));
+
+  // A few descriptors more than the server holds: connections take them
+  // and the next accept() fails with EMFILE.
+  const rlim_t room = open_descriptors(serve.pid()) + 4;
+  const rlimit limit{room, room};
+  REQUIRE(prlimit(serve.pid(), RLIMIT_NOFILE, &limit, nullptr) == 0);
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::socket> sockets;
+  for (int i = 0; i < 16; ++i) {
+    sockets.emplace_back(io).connect(
+        {boost::asio::ip::make_address("127.0.0.1"), serve.port()});
+  }
+  REQUIRE(serve.wait_output(
+      "accept failed: Too many open files; retrying every 100 ms", 10s));
+  std::this_thread::sleep_for(1s);  // exhausted all along
+  sockets.clear();
+
+  auto client = connect_when_free(serve.port());
+  REQUIRE(client != nullptr);
+  client->register_agent("alice");
+  const auto metrics = http_get(admin, "/metrics").body;
+  const double failures = metric(metrics, "parley_accept_failures_total");
+  // A busy loop fails hundreds of thousands of times a second.
+  CHECK(failures >= 1);
+  CHECK(failures <= 100);
+  CHECK(serve.stop(SIGTERM) == 0);
+  const std::string output = serve.output();
+  std::size_t lines = 0;
+  for (std::size_t at = output.find("accept failed"); at != std::string::npos;
+       at = output.find("accept failed", at + 1)) {
+    ++lines;
+  }
+  CHECK(lines == 1);  // the next would come 10 s later at the earliest
+}
+
+}  // namespace
+}  // namespace parley
