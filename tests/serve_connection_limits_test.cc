@@ -1,7 +1,8 @@
-// The server's budget of client sockets (max_connections) and what it does
-// when accept() itself fails for want of file descriptors: over real
-// loopback sockets, with the connections and the descriptor limit made
-// to run out.
+// What bounds the server's use of descriptors and memory per client:
+// the budget of client sockets (max_connections), what it does when
+// accept() itself fails for want of file descriptors, and the requests
+// one connection may have in flight (max_requests_in_flight). Over real
+// loopback sockets, with each limit made to run out.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -72,6 +73,61 @@ TEST_CASE(
   REQUIRE(carol != nullptr);
   carol->register_agent("carol");
   CHECK(alice->request("find_agent_id", {{"name", "carol"}})["ok"] == true);
+}
+
+// Polls /metrics until `name` reads `value`; false after 10 s.
+bool metric_reaches(std::uint16_t admin, const std::string& name,
+                    double value) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (metric(http_get(admin, "/metrics").body, name) == value) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+TEST_CASE(
+    "with max_requests_in_flight requests of a connection in flight, the "
+    "server reads no more of it until one is answered") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.connection.max_requests_in_flight = 3;
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  const std::uint16_t admin = *serve.server().admin_port();
+  auto alice_client = serve.connect();
+  const std::string alice = alice_client->register_agent("alice");
+  auto bob_client = serve.connect();
+  const std::string bob = bob_client->register_agent("bob");
+  // Each create_channel stays in flight until bob acks its invite.
+  std::vector<std::string> creates;
+  for (int i = 0; i < 3; ++i) {
+    creates.push_back(alice_client->send_request(
+        "create_channel", {{"creator_id", alice},
+                           {"manifest_type", "conversation"},
+                           {"participants", {bob}}}));
+  }
+  REQUIRE(metric_reaches(admin, "parley_requests_in_flight", 3));
+  const std::string lookup =
+      alice_client->send_request("find_agent_id", {{"name", "bob"}});
+  // Not read, so not answered, while three are in flight.
+  CHECK_FALSE(alice_client->next_of_kind("response", 500ms).has_value());
+  CHECK(metric(http_get(admin, "/metrics").body, "parley_requests_in_flight") ==
+        3);
+
+  auto invite = bob_client->next_of_kind("notify");
+  REQUIRE(invite.has_value());
+  testing::ack_invite(*bob_client, *invite);
+  CHECK(alice_client->await_response(lookup)["result"] == bob);
+  // The other two open as bob acks them; nothing was lost.
+  for (int i = 0; i < 2; ++i) {
+    auto next = bob_client->next_of_kind("notify");
+    REQUIRE(next.has_value());
+    testing::ack_invite(*bob_client, *next);
+  }
+  for (const std::string& create : creates) {
+    CHECK(alice_client->await_response(create)["ok"] == true);
+  }
+  CHECK(metric_reaches(admin, "parley_requests_in_flight", 0));
 }
 
 // The descriptors `pid` holds open now.

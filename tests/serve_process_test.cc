@@ -147,6 +147,8 @@ TEST_CASE(
   CHECK(ok.out.find("limits.max_frame_bytes = 65536") != std::string::npos);
   CHECK(ok.out.find("log.memtable_bytes = 4194304") != std::string::npos);
   CHECK(ok.out.find("limits.max_connections = 300\n") != std::string::npos);
+  CHECK(ok.out.find("limits.max_requests_in_flight = 1024\n") !=
+        std::string::npos);
   CHECK(ok.out.find("auth.api_keys = alice (keys not shown)") !=
         std::string::npos);
   CHECK(ok.out.find("very-secret-key") == std::string::npos);

@@ -125,7 +125,7 @@ TEST_CASE(
         "parley_requests_total{op=\"get_agent\",outcome=\"not_found\"} 1\n",
         "# TYPE parley_notifies_sent_total counter\n",
         "parley_send_queue_overflows_total 0\n",
-        "parley_connections_refused_total 0\n",
+        "parley_connections_refused_total 0\n", "parley_requests_in_flight 0\n",
         "parley_accept_failures_total 0\n", "parley_hub_registered_agents 1\n",
         "# TYPE parley_heap_allocated_bytes gauge\n",
         "# TYPE process_resident_memory_bytes gauge\n"}) {

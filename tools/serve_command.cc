@@ -40,6 +40,7 @@ struct ServeFlags {
   bool allow_remote_agent_registration = false;
   std::optional<std::size_t> max_frame_bytes;
   std::optional<std::size_t> max_connections;
+  std::optional<std::size_t> max_requests_in_flight;
   std::optional<std::size_t> send_queue_frames;
   std::optional<std::size_t> send_queue_bytes;
   std::optional<double> ping_interval;
@@ -120,6 +121,9 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   auto& c = config.connection;
   if (flags.max_frame_bytes) c.max_frame_bytes = *flags.max_frame_bytes;
   if (flags.max_connections) config.max_connections = *flags.max_connections;
+  if (flags.max_requests_in_flight) {
+    c.max_requests_in_flight = *flags.max_requests_in_flight;
+  }
   if (flags.send_queue_frames)
     c.send_queue.max_frames = *flags.send_queue_frames;
   if (flags.send_queue_bytes) c.send_queue.max_bytes = *flags.send_queue_bytes;
@@ -418,6 +422,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "Client sockets open at once; beyond it a new connection "
                     "is closed at once (default 0: half the open-file "
                     "limit)");
+  serve->add_option("--max-requests-in-flight", flags->max_requests_in_flight,
+                    "Requests of one connection in flight before the server "
+                    "stops reading it until one is answered (default 1024)");
   serve->add_option("--send-queue-frames", flags->send_queue_frames,
                     "Frames a connection may have waiting (default 16384)");
   serve->add_option("--send-queue-bytes", flags->send_queue_bytes,

@@ -176,6 +176,7 @@ bool Connection::admit_request(std::string_view request_id, std::string_view op,
     return false;
   }
   ++in_flight_;
+  context_.metrics.request_started();
   if (auto held = receipts_.take_held(); !held.empty()) {
     write_acks(std::move(held));
   }
@@ -253,8 +254,25 @@ void Connection::count_request(std::string_view op, std::string_view outcome,
   context_.metrics.request_done(op, outcome, Clock::now() - started);
 }
 
+bool Connection::may_read() {
+  const auto limit = context_.options.max_requests_in_flight;
+  auto below_limit = [&] {
+    return static_cast<std::size_t>(in_flight_.load()) < limit;
+  };
+  if (below_limit()) return true;
+  read_paused_.store(true);
+  // Sequentially consistent with request_done(): it decrements, then
+  // looks at the mark; this marks, then looks at the count.
+  return below_limit() && read_paused_.exchange(false);
+}
+
 void Connection::request_done() {
-  --in_flight_;
+  context_.metrics.request_finished();
+  const auto left = static_cast<std::size_t>(--in_flight_);
+  if (left < context_.options.max_requests_in_flight && read_paused_.load() &&
+      read_paused_.exchange(false)) {
+    resume_reading();
+  }
   if (shutting_down_) maybe_finish_shutdown();
 }
 

@@ -76,6 +76,13 @@ class Connection : public engine::Caller,
 
   // Requests received and not yet answered.
   int in_flight() const { return in_flight_.load(); }
+  // Whether the session may read more from its socket: true while fewer
+  // than max_requests_in_flight requests are in flight. When false,
+  // reading is marked paused, and resume_reading() is called once a
+  // request is answered. Exactly one of the two goes on reading: a request
+  // answered meanwhile either finds the mark (and resumes) or leaves this
+  // returning true. On the strand.
+  bool may_read();
   std::uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
 
@@ -96,6 +103,9 @@ class Connection : public engine::Caller,
   // Writes queued frames until the queue is empty, then calls
   // on_writer_idle(). Any thread; the writer runs on the strand.
   virtual void start_writer() = 0;
+  // Reads the socket again after may_read() paused it. Any thread; the
+  // reading runs on the strand.
+  virtual void resume_reading() = 0;
 
   SendQueue& queue() { return queue_; }
   ServerContext& context() { return context_; }
@@ -156,6 +166,9 @@ class Connection : public engine::Caller,
   ReplayOrder replay_order_;
   ReceiptCoalescer receipts_;
   std::atomic<int> in_flight_ = 0;
+  // may_read() found max_requests_in_flight in flight; taken (exchanged
+  // back to false) by whoever resumes.
+  std::atomic<bool> read_paused_ = false;
   std::atomic<bool> shutting_down_ = false;
   std::atomic<bool> closed_ = false;
 };

@@ -109,6 +109,10 @@ std::string Metrics::render(const engine::HubHealth& health) const {
           "Failed accepts (out of file descriptors or memory); the listener "
           "waits 100 ms before the next.",
           accept_failures_.load());
+  gauge("parley_requests_in_flight",
+        "Control-plane requests received and not yet answered, over every "
+        "connection.",
+        requests_in_flight_.load());
   family(out, "parley_requests_total", "counter",
          "Control-plane requests answered, by op and outcome (ok or the wire "
          "error code).");

@@ -51,6 +51,13 @@ class Metrics {
   void keepalive_timeout() {
     keepalive_timeouts_.fetch_add(1, std::memory_order_relaxed);
   }
+  // A request received, and one answered: parley_requests_in_flight.
+  void request_started() {
+    requests_in_flight_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void request_finished() {
+    requests_in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  }
   // A connection closed at accept: max_connections sockets were open.
   void connection_refused() {
     connections_refused_.fetch_add(1, std::memory_order_relaxed);
@@ -76,6 +83,7 @@ class Metrics {
   std::atomic<std::uint64_t> receipts_dropped_ = 0;
   std::atomic<std::uint64_t> send_queue_overflows_ = 0;
   std::atomic<std::uint64_t> keepalive_timeouts_ = 0;
+  std::atomic<std::int64_t> requests_in_flight_ = 0;
   std::atomic<std::uint64_t> connections_refused_ = 0;
   std::atomic<std::uint64_t> accept_failures_ = 0;
   struct OpStats {

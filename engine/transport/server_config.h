@@ -12,6 +12,7 @@
 //              allow_remote_agent_registration = false
 //   [auth.api_keys]  alice = "secret"          (agent name = key)
 //   [limits]   max_frame_bytes = 4194304  max_connections = 512 (unset: auto)
+//              max_requests_in_flight = 1024
 //              send_queue_frames = 16384  send_queue_bytes = 33554432
 //   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)
 //   [threads]  io = 2
@@ -109,7 +110,7 @@ engine::Result<void> load_config_file(const std::filesystem::path& file,
 // certificate and key both or neither, loading as a matching pair; known
 // schemes; keys for api_key; "none" on a non-loopback address only with
 // allow_unauthenticated; "api_key" on a non-loopback address without TLS
-// only with allow_insecure; positive sizes; 1 to kMaxIoThreads I/O
+// only with allow_insecure; positive sizes and limits; 1 to kMaxIoThreads I/O
 // threads; a lease of at least 0.3 s.
 engine::Result<void> validate(const ServerConfig& config);
 

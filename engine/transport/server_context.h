@@ -26,6 +26,12 @@ struct ConnectionOptions {
   // Largest inbound WebSocket message; a larger one closes the connection
   // with code 1009 (message too big).
   std::size_t max_frame_bytes = 4 << 20;
+  // Requests of one connection in flight (received, not yet answered): at
+  // this many the session stops reading the socket until one is answered,
+  // so a client sending faster than the hub commits is held back by TCP
+  // instead of queueing without bound. The frames of the read under way
+  // are still handled: at most a read buffer's worth more.
+  std::size_t max_requests_in_flight = 1024;
   SendQueueLimits send_queue;
   // A WebSocket ping is sent `ping_interval` after the last pong (or the
   // handshake); no pong within `ping_timeout` closes the connection (1011,

@@ -59,6 +59,12 @@ class WsSession final : public Connection {
                   [self = self_ptr()] { self->handshake(); });
   }
 
+  void resume_reading() override {
+    net::post(ws_.get_executor(), [self = self_ptr()] {
+      if (!self->finished_) self->read();
+    });
+  }
+
   void close(std::uint16_t code, std::string reason) override {
     net::post(ws_.get_executor(),
               [self = self_ptr(), code, reason = std::move(reason)]() mutable {
@@ -130,7 +136,7 @@ class WsSession final : public Connection {
       self->upgrade_ = {};
       self->on_open();
       self->arm_keepalive(self->options().ping_interval);
-      if (self->handle_frames()) self->read();
+      if (self->handle_frames() && self->may_read()) self->read();
     });
   }
 
@@ -141,7 +147,7 @@ class WsSession final : public Connection {
         [self = self_ptr()](beast::error_code ec, std::size_t bytes) {
           if (ec) return self->finish(ec, "");
           self->reader_.commit(bytes);
-          if (self->handle_frames()) self->read();
+          if (self->handle_frames() && self->may_read()) self->read();
         });
   }
 
