@@ -155,6 +155,14 @@ TEST_CASE(
   REQUIRE(std::regex_search(
       printed, match, std::regex(R"(admin on http://127\.0\.0\.1:(\d+))")));
   const auto admin = static_cast<std::uint16_t>(std::stoi(match[1]));
+  // A server that has served a connection before, as one in production
+  // has. (UBSan's type checks open a pipe the first time they meet a
+  // type, which a sanitized server out of descriptors could not.)
+  {
+    WsTestClient first("127.0.0.1", serve.port());
+    first.register_agent("first");
+  }
+  REQUIRE(metric_reaches(admin, "parley_connections_open", 0));
 
   // A few descriptors more than the server holds: connections take them
   // and the next accept() fails with EMFILE.

@@ -163,6 +163,12 @@ TEST_CASE(
                             " --max-connections 5");
   CHECK(connections.out.find("limits.max_connections = 5\n") !=
         std::string::npos);
+  CHECK(connections.out.find("warning") == std::string::npos);
+  auto too_many = parley("serve --check-config --config " + config.string() +
+                         " --max-connections 1000000000000");
+  CHECK(too_many.exit_code == 0);
+  CHECK(too_many.out.find("warning: max_connections (1000000000000) is above "
+                          "half the open-file limit") != std::string::npos);
   // Unset: half the open-file limit, raised first to the hard limit.
   rlimit files{};
   REQUIRE(getrlimit(RLIMIT_NOFILE, &files) == 0);

@@ -327,7 +327,14 @@ int run(const ServeFlags& flags) {
   }
   // Sockets and the log's files share the open-file limit: take all the
   // kernel allows before the automatic max_connections is read from it.
-  transport::raise_open_file_limit();
+  const std::size_t open_files = transport::raise_open_file_limit();
+  if (config->max_connections > open_files / 2) {
+    std::cerr << "parley serve: warning: max_connections ("
+              << config->max_connections
+              << ") is above half the open-file limit (" << open_files
+              << "): connections may take the descriptors the log needs "
+                 "for its files\n";
+  }
   std::cout << "parley serve: effective configuration\n"
             << transport::describe(*config) << std::flush;
   if (flags.check_config) {
