@@ -22,6 +22,7 @@
 #include "log/rocksdb_manifest_check.h"
 #include "log/rocksdb_store.h"
 #include "log/rocksdb_table_check.h"
+#include "log/rocksdb_wal_check.h"
 
 namespace parley::log {
 namespace {
@@ -150,6 +151,10 @@ Result<std::optional<std::unique_ptr<LogStore>>> open_read_only_once(
       !manifest) {
     if (writer_came()) return Again();
     return std::unexpected(manifest.error());
+  }
+  // A live writer never writes such a record: no retry.
+  if (auto wal = check_wal_record_types(directory); !wal) {
+    return std::unexpected(wal.error());
   }
   Database database;
   rocksdb::DB* db = nullptr;

@@ -177,6 +177,38 @@ struct Tally {
   int audit_named = 0;   // of the refused: the audit named damage too
 };
 
+TEST_CASE(
+    "a WAL record of a type RocksDB never writes here is refused by a "
+    "read-only open (a recyclable type hung it)") {
+  testing::ScratchDir scratch;
+  const fs::path pristine = scratch.path() / "pristine";
+  play_tour(pristine);
+  std::string wal;
+  for (const fs::path& file : damageable_files(pristine)) {
+    if (file.extension() == ".log" && fs::file_size(file) > 7) {
+      wal = file.filename().string();
+    }
+  }
+  REQUIRE_FALSE(wal.empty());
+  for (const int type : {5, 6, 7, 8, 42}) {
+    INFO("type " << type);
+    const fs::path work = scratch.path() / ("type-" + std::to_string(type));
+    fs::copy(pristine, work, fs::copy_options::recursive);
+    // The first record's header: CRC (4 bytes), length (2), type (1).
+    char byte = 0;
+    std::ifstream(work / wal, std::ios::binary).seekg(6).read(&byte, 1);
+    REQUIRE(byte == 1);  // a full record
+    flip_byte(work / wal, 6, static_cast<char>(byte ^ type));
+    auto opened = log::open_store_read_only(work.string());
+    REQUIRE_FALSE(opened.has_value());
+    CHECK(opened.error().code == log::ErrorCode::kCorruption);
+    CHECK(opened.error().message ==
+          "the write-ahead log " + wal +
+              " is damaged at byte 0: a record of a type this store never "
+              "writes");
+  }
+}
+
 TEST_CASE("every flipped byte of a closed store is refused or harmless" *
           doctest::test_suite("slow")) {
   const std::uint64_t stride = env_number("PARLEY_CORRUPTION_STRIDE", 17);
