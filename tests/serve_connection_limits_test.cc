@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/transport/admin_http.h"
 #include "tests/serve_fixture.h"
 
 namespace parley {
@@ -128,6 +129,35 @@ TEST_CASE(
     CHECK(alice_client->await_response(create)["ok"] == true);
   }
   CHECK(metric_reaches(admin, "parley_requests_in_flight", 0));
+}
+
+TEST_CASE(
+    "the admin port holds at most kMaxAdminConnections connections: one "
+    "more is closed at accept, and the port serves again once they close") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  const std::uint16_t admin = *serve.server().admin_port();
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::socket> idle;
+  for (std::size_t i = 0; i < transport::kMaxAdminConnections; ++i) {
+    idle.emplace_back(io).connect(
+        {boost::asio::ip::make_address("127.0.0.1"), admin});
+  }
+  // Accepted after the idle ones (the kernel's backlog is first in, first
+  // out), so refused.
+  CHECK_THROWS(http_get(admin, "/metrics"));
+  idle.clear();
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  bool served = false;
+  while (!served && std::chrono::steady_clock::now() < deadline) {
+    try {
+      served = http_get(admin, "/healthz").status == 200;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  CHECK(served);
 }
 
 // The descriptors `pid` holds open now.

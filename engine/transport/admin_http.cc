@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "engine/transport/accept_errors.h"
+#include "engine/transport/socket_slots.h"
 
 namespace parley::transport {
 namespace {
@@ -19,8 +20,9 @@ using tcp = net::ip::tcp;
 // One request, one response.
 class AdminExchange : public std::enable_shared_from_this<AdminExchange> {
  public:
-  AdminExchange(tcp::socket socket, const AdminHttp::Handler& handler)
-      : stream_(std::move(socket)), handler_(handler) {}
+  AdminExchange(tcp::socket socket, SocketSlots::Slot slot,
+                const AdminHttp::Handler& handler)
+      : slot_(std::move(slot)), stream_(std::move(socket)), handler_(handler) {}
 
   void run() {
     stream_.expires_after(std::chrono::seconds(10));
@@ -56,6 +58,7 @@ class AdminExchange : public std::enable_shared_from_this<AdminExchange> {
         });
   }
 
+  SocketSlots::Slot slot_;  // declared before stream_: outlives the socket
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
@@ -65,15 +68,17 @@ class AdminExchange : public std::enable_shared_from_this<AdminExchange> {
 
 }  // namespace
 
-AdminHttp::AdminHttp(net::io_context& io, Handler handler)
+AdminHttp::AdminHttp(net::io_context& io, Handler handler, SocketSlots& sockets)
     : io_(io),
       acceptor_(net::make_strand(io)),
       retry_(acceptor_.get_executor()),
-      handler_(std::move(handler)) {}
+      handler_(std::move(handler)),
+      sockets_(sockets) {}
 
 engine::Result<std::shared_ptr<AdminHttp>> AdminHttp::open(
-    net::io_context& io, const tcp::endpoint& endpoint, Handler handler) {
-  auto admin = std::make_shared<AdminHttp>(io, std::move(handler));
+    net::io_context& io, const tcp::endpoint& endpoint, Handler handler,
+    SocketSlots& sockets) {
+  auto admin = std::make_shared<AdminHttp>(io, std::move(handler), sockets);
   boost::system::error_code ec;
   auto& acceptor = admin->acceptor_;
   acceptor.open(endpoint.protocol(), ec);
@@ -109,8 +114,14 @@ void AdminHttp::accept() {
                                   tcp::socket socket) {
         if (!self->acceptor_.is_open()) return;
         if (!ec) {
-          std::make_shared<AdminExchange>(std::move(socket), self->handler_)
-              ->run();
+          if (auto slot = self->sockets_.try_take()) {
+            std::make_shared<AdminExchange>(std::move(socket), std::move(*slot),
+                                            self->handler_)
+                ->run();
+          } else {
+            boost::system::error_code ignored;
+            socket.close(ignored);
+          }
         } else if (accept_exhausted(ec)) {
           self->retry_.expires_after(kAcceptRetryDelay);
           self->retry_.async_wait([self](boost::system::error_code waited) {

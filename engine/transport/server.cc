@@ -85,6 +85,7 @@ struct Server::Impl {
   Metrics metrics;
   // Declared before io: a session still queued there holds a slot.
   std::unique_ptr<SocketSlots> sockets;
+  SocketSlots admin_sockets{kMaxAdminConnections};
   std::unique_ptr<BindingTable> bindings;
   ConnectionRegistry connections;
   std::unique_ptr<ServerContext> context;
@@ -252,7 +253,8 @@ engine::Result<std::unique_ptr<Server>> Server::start(
   if (admin_endpoint) {
     auto admin = AdminHttp::open(
         s.io, *admin_endpoint,
-        [&s](std::string_view target) { return s.answer_admin(target); });
+        [&s](std::string_view target) { return s.answer_admin(target); },
+        s.admin_sockets);
     if (!admin) {
       s.hub->close();
       return std::unexpected(admin.error());
