@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <stdexcept>
 #include <thread>
@@ -35,18 +36,29 @@ double metric(const std::string& body, const std::string& name) {
   return std::stod(body.substr(at + key.size()));
 }
 
-// A WebSocket client of `port`, once the server has a socket slot free
-// (it notices a closed connection asynchronously); nullptr after 10 s.
-std::unique_ptr<WsTestClient> connect_when_free(std::uint16_t port) {
+// Tries `attempt` every 10 ms until it holds (an exception counts as not
+// yet: a connection refused at accept); false after 10 s.
+bool eventually(const std::function<bool()>& attempt) {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < deadline) {
     try {
-      return std::make_unique<WsTestClient>("127.0.0.1", port);
-    } catch (const std::runtime_error&) {
-      std::this_thread::sleep_for(50ms);
+      if (attempt()) return true;
+    } catch (const std::exception&) {
     }
+    std::this_thread::sleep_for(10ms);
   }
-  return nullptr;
+  return false;
+}
+
+// A WebSocket client of `port`, once the server has a socket slot free
+// (it notices a closed connection asynchronously); nullptr after 10 s.
+std::unique_ptr<WsTestClient> connect_when_free(std::uint16_t port) {
+  std::unique_ptr<WsTestClient> client;
+  eventually([&] {
+    client = std::make_unique<WsTestClient>("127.0.0.1", port);
+    return true;
+  });
+  return client;
 }
 
 TEST_CASE(
@@ -79,12 +91,8 @@ TEST_CASE(
 // Polls /metrics until `name` reads `value`; false after 10 s.
 bool metric_reaches(std::uint16_t admin, const std::string& name,
                     double value) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (metric(http_get(admin, "/metrics").body, name) == value) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
+  return eventually(
+      [&] { return metric(http_get(admin, "/metrics").body, name) == value; });
 }
 
 TEST_CASE(
@@ -148,16 +156,7 @@ TEST_CASE(
   // out), so refused.
   CHECK_THROWS(http_get(admin, "/metrics"));
   idle.clear();
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  bool served = false;
-  while (!served && std::chrono::steady_clock::now() < deadline) {
-    try {
-      served = http_get(admin, "/healthz").status == 200;
-    } catch (const std::exception&) {
-      std::this_thread::sleep_for(50ms);
-    }
-  }
-  CHECK(served);
+  CHECK(eventually([&] { return http_get(admin, "/healthz").status == 200; }));
 }
 
 // The descriptors `pid` holds open now.

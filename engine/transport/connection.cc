@@ -176,7 +176,6 @@ bool Connection::admit_request(std::string_view request_id, std::string_view op,
     return false;
   }
   ++in_flight_;
-  context_.metrics.request_started();
   if (auto held = receipts_.take_held(); !held.empty()) {
     write_acks(std::move(held));
   }
@@ -267,7 +266,6 @@ bool Connection::may_read() {
 }
 
 void Connection::request_done() {
-  context_.metrics.request_finished();
   const auto left = static_cast<std::size_t>(--in_flight_);
   if (left < context_.options.max_requests_in_flight && read_paused_.load() &&
       read_paused_.exchange(false)) {

@@ -106,7 +106,9 @@ void Listener::accept_failed(const boost::system::error_code& error) {
   context_.metrics.accept_failed();
   const bool exhausted = accept_exhausted(error);
   log_limited("accept failed: " + error.message() +
-              (exhausted ? "; retrying every 100 ms" : ""));
+              (exhausted ? "; retrying every " +
+                               std::to_string(kAcceptRetryDelay.count()) + " ms"
+                         : ""));
   if (!exhausted) {
     accept();
     return;

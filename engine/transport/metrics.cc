@@ -86,7 +86,8 @@ void Metrics::request_done(std::string_view op, std::string_view outcome,
   stats->second.total += took;
 }
 
-std::string Metrics::render(const engine::HubHealth& health) const {
+std::string Metrics::render(const engine::HubHealth& health,
+                            std::int64_t requests_in_flight) const {
   std::ostringstream out;
   auto counter = [&](std::string_view name, std::string_view help,
                      std::uint64_t value) {
@@ -110,9 +111,9 @@ std::string Metrics::render(const engine::HubHealth& health) const {
           "waits 100 ms before the next.",
           accept_failures_.load());
   gauge("parley_requests_in_flight",
-        "Control-plane requests received and not yet answered, over every "
-        "connection.",
-        requests_in_flight_.load());
+        "Control-plane requests received and not yet answered, over the "
+        "open connections.",
+        requests_in_flight);
   family(out, "parley_requests_total", "counter",
          "Control-plane requests answered, by op and outcome (ok or the wire "
          "error code).");

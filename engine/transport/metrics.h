@@ -51,13 +51,6 @@ class Metrics {
   void keepalive_timeout() {
     keepalive_timeouts_.fetch_add(1, std::memory_order_relaxed);
   }
-  // A request received, and one answered: parley_requests_in_flight.
-  void request_started() {
-    requests_in_flight_.fetch_add(1, std::memory_order_relaxed);
-  }
-  void request_finished() {
-    requests_in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  }
   // A connection closed at accept: max_connections sockets were open.
   void connection_refused() {
     connections_refused_.fetch_add(1, std::memory_order_relaxed);
@@ -71,8 +64,11 @@ class Metrics {
     return connections_open_.load(std::memory_order_relaxed);
   }
 
-  // Every metric, the hub's health included, in Prometheus text format.
-  std::string render(const engine::HubHealth& health) const;
+  // Every metric, the hub's health and the requests in flight on the open
+  // connections (read from them at the scrape) included, in Prometheus
+  // text format.
+  std::string render(const engine::HubHealth& health,
+                     std::int64_t requests_in_flight) const;
 
  private:
   std::atomic<std::int64_t> connections_open_ = 0;
@@ -83,7 +79,6 @@ class Metrics {
   std::atomic<std::uint64_t> receipts_dropped_ = 0;
   std::atomic<std::uint64_t> send_queue_overflows_ = 0;
   std::atomic<std::uint64_t> keepalive_timeouts_ = 0;
-  std::atomic<std::int64_t> requests_in_flight_ = 0;
   std::atomic<std::uint64_t> connections_refused_ = 0;
   std::atomic<std::uint64_t> accept_failures_ = 0;
   struct OpStats {

@@ -105,6 +105,14 @@ struct Server::Impl {
   engine::Result<void> close_result;
   std::unique_ptr<net::signal_set> signals;
 
+  std::int64_t requests_in_flight() const {
+    std::int64_t sum = 0;
+    for (const auto& connection : connections.snapshot()) {
+      sum += connection->in_flight();
+    }
+    return sum;
+  }
+
   AdminResponse answer_admin(std::string_view target) {
     const std::string_view path = target.substr(0, target.find('?'));
     const engine::HubHealth health = hub->health();
@@ -117,7 +125,7 @@ struct Server::Impl {
     }
     if (path == "/metrics") {
       return {200, "text/plain; version=0.0.4; charset=utf-8",
-              metrics.render(health)};
+              metrics.render(health, requests_in_flight())};
     }
     return {404, "text/plain; charset=utf-8", "not found\n"};
   }

@@ -63,7 +63,6 @@ class SocketSlots {
     return Slot(taken_);
   }
 
-  std::size_t taken() const { return taken_.load(std::memory_order_relaxed); }
   std::size_t limit() const { return limit_; }
 
  private:
