@@ -1,8 +1,10 @@
 // What bounds the server's use of descriptors and memory per client:
 // the budget of client sockets (max_connections), what it does when
-// accept() itself fails for want of file descriptors, and the requests
-// one connection may have in flight (max_requests_in_flight). Over real
-// loopback sockets, with each limit made to run out.
+// accept() itself fails for want of file descriptors, and the requests in
+// flight, per connection (max_requests_in_flight,
+// max_request_bytes_in_flight) and over all of them
+// (max_total_request_bytes_in_flight). Over real loopback sockets, with
+// each limit made to run out.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -11,8 +13,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -137,6 +141,104 @@ TEST_CASE(
     CHECK(alice_client->await_response(create)["ok"] == true);
   }
   CHECK(metric_reaches(admin, "parley_requests_in_flight", 0));
+}
+
+// Sends a create_channel from `creator` inviting `invitee`, with an intent
+// of `padding` bytes; it stays in flight until the invitee acks.
+std::string send_create(WsTestClient& client, const std::string& creator,
+                        const std::string& invitee, std::size_t padding) {
+  nlohmann::json params = {{"creator_id", creator},
+                           {"manifest_type", "conversation"},
+                           {"participants", {invitee}}};
+  if (padding > 0) params["intent"] = std::string(padding, 'x');
+  return client.send_request("create_channel", params);
+}
+
+// Acks the next `count` invites `invitee` receives.
+void ack_invites(WsTestClient& invitee, int count) {
+  for (int i = 0; i < count; ++i) {
+    auto invite = invitee.next_of_kind("notify");
+    REQUIRE(invite.has_value());
+    testing::ack_invite(invitee, *invite);
+  }
+}
+
+TEST_CASE(
+    "with max_request_bytes_in_flight bytes of a connection's requests in "
+    "flight, the server reads no more of it until one is answered") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.connection.max_request_bytes_in_flight = 3000;
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  const std::uint16_t admin = *serve.server().admin_port();
+  auto alice_client = serve.connect();
+  const std::string alice = alice_client->register_agent("alice");
+  auto bob_client = serve.connect();
+  const std::string bob = bob_client->register_agent("bob");
+  // Three frames of ~1,200 bytes: over 3,000 with the third, not before.
+  std::vector<std::string> creates;
+  for (int i = 0; i < 3; ++i) {
+    creates.push_back(send_create(*alice_client, alice, bob, 1000));
+  }
+  REQUIRE(metric_reaches(admin, "parley_requests_in_flight", 3));
+  CHECK(metric(http_get(admin, "/metrics").body,
+               "parley_request_bytes_in_flight") >= 3000);
+  const std::string lookup =
+      alice_client->send_request("find_agent_id", {{"name", "bob"}});
+  CHECK_FALSE(alice_client->next_of_kind("response", 500ms).has_value());
+
+  ack_invites(*bob_client, 1);
+  CHECK(alice_client->await_response(lookup)["result"] == bob);
+  ack_invites(*bob_client, 2);
+  for (const std::string& create : creates) {
+    CHECK(alice_client->await_response(create)["ok"] == true);
+  }
+  CHECK(metric_reaches(admin, "parley_request_bytes_in_flight", 0));
+}
+
+TEST_CASE(
+    "with max_total_request_bytes_in_flight spent, a connection with "
+    "requests in flight is not read until answers free the budget, while "
+    "one with none (the invitee whose acks free it) still is") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.connection.max_total_request_bytes_in_flight = 3000;
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  const std::uint16_t admin = *serve.server().admin_port();
+  auto alice_client = serve.connect();
+  const std::string alice = alice_client->register_agent("alice");
+  auto bob_client = serve.connect();
+  const std::string bob = bob_client->register_agent("bob");
+  auto carol_client = serve.connect();
+  const std::string carol = carol_client->register_agent("carol");
+  // alice's three frames spend the budget; carol then has one request of
+  // her own in flight, so she is held back too.
+  std::vector<std::string> creates;
+  for (int i = 0; i < 3; ++i) {
+    creates.push_back(send_create(*alice_client, alice, bob, 1000));
+  }
+  REQUIRE(metric_reaches(admin, "parley_requests_in_flight", 3));
+  const std::string carols_create = send_create(*carol_client, carol, bob, 0);
+  REQUIRE(metric_reaches(admin, "parley_requests_in_flight", 4));
+  const std::string lookup =
+      carol_client->send_request("find_agent_id", {{"name", "alice"}});
+  CHECK_FALSE(carol_client->next_of_kind("response", 500ms).has_value());
+
+  // bob has nothing in flight: he is still read, request after request
+  // (each read while the budget is spent), and so is his ack, whose
+  // answering alice's first create brings the budget back below its limit.
+  for (int i = 0; i < 2; ++i) {
+    CHECK(bob_client->request("find_agent_id", {{"name", "carol"}})["result"] ==
+          carol);
+  }
+  ack_invites(*bob_client, 1);
+  CHECK(carol_client->await_response(lookup)["result"] == alice);
+  ack_invites(*bob_client, 3);
+  for (const std::string& create : creates) {
+    CHECK(alice_client->await_response(create)["ok"] == true);
+  }
+  CHECK(carol_client->await_response(carols_create)["ok"] == true);
+  CHECK(metric_reaches(admin, "parley_request_bytes_in_flight", 0));
 }
 
 TEST_CASE(

@@ -140,6 +140,7 @@ TEST_CASE(
                            "[auth.api_keys]\nalice = \"very-secret-key\"\n"
                            "[limits]\nmax_frame_bytes = 65536\n"
                            "max_connections = 300\n"
+                           "max_request_bytes_in_flight = 1048576\n"
                            "[log]\nmemtable_bytes = 4194304\n";
   auto ok = parley("serve --check-config --config " + config.string());
   CHECK(ok.exit_code == 0);
@@ -149,6 +150,11 @@ TEST_CASE(
   CHECK(ok.out.find("limits.max_connections = 300\n") != std::string::npos);
   CHECK(ok.out.find("limits.max_requests_in_flight = 1024\n") !=
         std::string::npos);
+  CHECK(ok.out.find("limits.max_request_bytes_in_flight = 1048576\n") !=
+        std::string::npos);
+  CHECK(
+      ok.out.find("limits.max_total_request_bytes_in_flight = 1073741824\n") !=
+      std::string::npos);
   CHECK(ok.out.find("auth.api_keys = alice (keys not shown)") !=
         std::string::npos);
   CHECK(ok.out.find("very-secret-key") == std::string::npos);
@@ -159,6 +165,14 @@ TEST_CASE(
   auto memtable = parley("serve --check-config --config " + config.string() +
                          " --memtable-bytes 1048576");
   CHECK(memtable.out.find("log.memtable_bytes = 1048576") != std::string::npos);
+  auto budget = parley("serve --check-config --config " + config.string() +
+                       " --max-total-request-bytes-in-flight 5000000");
+  CHECK(
+      budget.out.find("limits.max_total_request_bytes_in_flight = 5000000\n") !=
+      std::string::npos);
+  CHECK(parley("serve --check-config --config " + config.string() +
+               " --max-request-bytes-in-flight 0")
+            .exit_code == 64);
   auto connections = parley("serve --check-config --config " + config.string() +
                             " --max-connections 5");
   CHECK(connections.out.find("limits.max_connections = 5\n") !=

@@ -41,6 +41,8 @@ struct ServeFlags {
   std::optional<std::size_t> max_frame_bytes;
   std::optional<std::size_t> max_connections;
   std::optional<std::size_t> max_requests_in_flight;
+  std::optional<std::size_t> max_request_bytes_in_flight;
+  std::optional<std::size_t> max_total_request_bytes_in_flight;
   std::optional<std::size_t> send_queue_frames;
   std::optional<std::size_t> send_queue_bytes;
   std::optional<double> ping_interval;
@@ -123,6 +125,13 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   if (flags.max_connections) config.max_connections = *flags.max_connections;
   if (flags.max_requests_in_flight) {
     c.max_requests_in_flight = *flags.max_requests_in_flight;
+  }
+  if (flags.max_request_bytes_in_flight) {
+    c.max_request_bytes_in_flight = *flags.max_request_bytes_in_flight;
+  }
+  if (flags.max_total_request_bytes_in_flight) {
+    c.max_total_request_bytes_in_flight =
+        *flags.max_total_request_bytes_in_flight;
   }
   if (flags.send_queue_frames)
     c.send_queue.max_frames = *flags.send_queue_frames;
@@ -432,6 +441,15 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--max-requests-in-flight", flags->max_requests_in_flight,
                     "Requests of one connection in flight before the server "
                     "stops reading it until one is answered (default 1024)");
+  serve->add_option("--max-request-bytes-in-flight",
+                    flags->max_request_bytes_in_flight,
+                    "The same bound in bytes of their frames (default "
+                    "67108864)");
+  serve->add_option("--max-total-request-bytes-in-flight",
+                    flags->max_total_request_bytes_in_flight,
+                    "Bytes of requests in flight across all connections "
+                    "before the server stops reading any that would add to "
+                    "them (default 1073741824)");
   serve->add_option("--send-queue-frames", flags->send_queue_frames,
                     "Frames a connection may have waiting (default 16384)");
   serve->add_option("--send-queue-bytes", flags->send_queue_bytes,

@@ -120,7 +120,7 @@ void Connection::log(std::string_view what) const {
 void Connection::on_message(std::string_view text) {
   if (auto hot = decode_hot_frame(text)) {
     if (auto* post = std::get_if<PostRequestFrame>(&*hot)) {
-      handle_post(std::move(*post));
+      handle_post(std::move(*post), text.size());
     } else {
       handle_receipt(std::move(std::get<ReceiptFrame>(*hot)));
     }
@@ -128,7 +128,7 @@ void Connection::on_message(std::string_view text) {
   }
   InboundFrame frame = decode_frame(text);
   if (auto* request = std::get_if<RequestFrame>(&frame)) {
-    handle_request(std::move(*request));
+    handle_request(std::move(*request), text.size());
   } else if (auto* receipt = std::get_if<ReceiptFrame>(&frame)) {
     handle_receipt(std::move(*receipt));
   } else if (auto* hello = std::get_if<HelloFrame>(&frame)) {
@@ -169,13 +169,15 @@ bool answers_an_invite(const RequestFrame& request) {
 
 bool Connection::admit_request(std::string_view request_id, std::string_view op,
                                bool answers_an_invite,
-                               Clock::time_point started) {
+                               Clock::time_point started, std::size_t bytes) {
   if (context_.draining.load() && !answers_an_invite) {
     count_request(op, "error", started);
     send(encode_failure(request_id, "error", "the hub is shutting down"));
     return false;
   }
   ++in_flight_;
+  in_flight_bytes_ += bytes;
+  context_.request_budget.take(bytes);
   if (auto held = receipts_.take_held(); !held.empty()) {
     write_acks(std::move(held));
   }
@@ -185,17 +187,17 @@ bool Connection::admit_request(std::string_view request_id, std::string_view op,
 void Connection::answer_failure(std::string_view op,
                                 std::string_view request_id,
                                 const engine::Error& error,
-                                Clock::time_point started) {
+                                Clock::time_point started, std::size_t bytes) {
   const std::string_view code = engine::wire_code(error.kind);
   count_request(op, code, started);
   send(encode_failure(request_id, code, error.message));
-  request_done();
+  request_done(bytes);
 }
 
-void Connection::handle_request(RequestFrame request) {
+void Connection::handle_request(RequestFrame request, std::size_t bytes) {
   const Clock::time_point started = Clock::now();
   if (!admit_request(request.request_id, request.op, answers_an_invite(request),
-                     started)) {
+                     started, bytes)) {
     return;
   }
   std::string unregistered;  // the agent an unregister names
@@ -208,10 +210,12 @@ void Connection::handle_request(RequestFrame request) {
   context_.control_plane.call(
       request.op, request.params, this,
       [self = shared_from_this(), op = request.op,
-       request_id = std::move(request.request_id), unregistered,
-       started](engine::Result<nlohmann::json> result) {
-        if (!result)
-          return self->answer_failure(op, request_id, result.error(), started);
+       request_id = std::move(request.request_id), unregistered, started,
+       bytes](engine::Result<nlohmann::json> result) {
+        if (!result) {
+          return self->answer_failure(op, request_id, result.error(), started,
+                                      bytes);
+        }
         // register binds its caller; unregister unbinds.
         if (op == "register") {
           if (auto id = result->find("agent_id");
@@ -223,28 +227,29 @@ void Connection::handle_request(RequestFrame request) {
         }
         self->count_request(op, "ok", started);
         self->send(encode_response(request_id, wire_result(op, *result)));
-        self->request_done();
+        self->request_done(bytes);
       });
 }
 
-void Connection::handle_post(PostRequestFrame post) {
+void Connection::handle_post(PostRequestFrame post, std::size_t bytes) {
   static constexpr std::string_view kOp = "post_envelope";
   const Clock::time_point started = Clock::now();
   if (!admit_request(post.request_id, kOp,
-                     is_invite_answer(post.envelope.event_type), started)) {
+                     is_invite_answer(post.envelope.event_type), started,
+                     bytes)) {
     return;
   }
   context_.control_plane.post_envelope(
       std::move(post.envelope), *this,
       [self = shared_from_this(), request_id = std::move(post.request_id),
-       started](engine::Result<std::string> envelope_id) {
+       started, bytes](engine::Result<std::string> envelope_id) {
         if (!envelope_id) {
           return self->answer_failure(kOp, request_id, envelope_id.error(),
-                                      started);
+                                      started, bytes);
         }
         self->count_request(kOp, "ok", started);
         self->send(encode_string_response(request_id, *envelope_id));
-        self->request_done();
+        self->request_done(bytes);
       });
 }
 
@@ -253,25 +258,54 @@ void Connection::count_request(std::string_view op, std::string_view outcome,
   context_.metrics.request_done(op, outcome, Clock::now() - started);
 }
 
-bool Connection::may_read() {
-  const auto limit = context_.options.max_requests_in_flight;
-  auto below_limit = [&] {
-    return static_cast<std::size_t>(in_flight_.load()) < limit;
-  };
-  if (below_limit()) return true;
-  read_paused_.store(true);
-  // Sequentially consistent with request_done(): it decrements, then
-  // looks at the mark; this marks, then looks at the count.
-  return below_limit() && read_paused_.exchange(false);
+bool Connection::below_own_limits() const {
+  const ConnectionOptions& options = context_.options;
+  return static_cast<std::size_t>(in_flight_.load()) <
+             options.max_requests_in_flight &&
+         in_flight_bytes_.load() < options.max_request_bytes_in_flight;
 }
 
-void Connection::request_done() {
-  const auto left = static_cast<std::size_t>(--in_flight_);
-  if (left < context_.options.max_requests_in_flight && read_paused_.load() &&
+// A connection with nothing in flight holds none of the server's budget
+// and is read even when it is spent: the acks that the requests holding it
+// may wait for (a create_channel's) still arrive.
+bool Connection::budget_allows() const {
+  return in_flight_.load() == 0 || !context_.request_budget.spent();
+}
+
+bool Connection::may_read() {
+  if (below_own_limits() && budget_allows()) return true;
+  read_paused_.store(true);
+  if (!budget_allows()) {
+    context_.request_budget.wait([weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->budget_freed();
+    });
+  }
+  // Sequentially consistent with request_done() and the budget's release:
+  // they count down, then look at the mark (or the budget's waiters); this
+  // marks (and waits), then looks at the counts.
+  return below_own_limits() && budget_allows() && read_paused_.exchange(false);
+}
+
+void Connection::request_done(std::size_t bytes) {
+  --in_flight_;
+  in_flight_bytes_ -= bytes;
+  // May resume this connection (as a waiter) or others.
+  context_.request_budget.release(bytes);
+  // A connection paused for the server's budget, not its own limits,
+  // resumed here reads once more and pauses again if the budget is still
+  // spent.
+  if (below_own_limits() && read_paused_.load() &&
       read_paused_.exchange(false)) {
     resume_reading();
   }
   if (shutting_down_) maybe_finish_shutdown();
+}
+
+void Connection::budget_freed() {
+  if (below_own_limits() && read_paused_.load() &&
+      read_paused_.exchange(false)) {
+    resume_reading();
+  }
 }
 
 void Connection::handle_receipt(ReceiptFrame receipt) {

@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,11 +78,13 @@ class Connection : public engine::Caller,
   // Requests received and not yet answered.
   int in_flight() const { return in_flight_.load(); }
   // Whether the session may read more from its socket: true while fewer
-  // than max_requests_in_flight requests are in flight. When false,
-  // reading is marked paused, and resume_reading() is called once a
-  // request is answered. Exactly one of the two goes on reading: a request
-  // answered meanwhile either finds the mark (and resumes) or leaves this
-  // returning true. On the strand.
+  // than max_requests_in_flight requests of fewer than
+  // max_request_bytes_in_flight bytes are in flight, and either none is or
+  // the server's RequestBudget is not spent. When false, reading is marked
+  // paused, and resume_reading() is called once a request of this connection
+  // (or, for the budget, of any) is answered. Exactly one of the two goes on
+  // reading: a request answered meanwhile either finds the mark (and
+  // resumes) or leaves this returning true. On the strand.
   bool may_read();
   std::uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
@@ -133,17 +136,21 @@ class Connection : public engine::Caller,
   // owner this connection holds (never of an auth scheme), any other agent
   // by proving its claim with the scheme it registered with.
   engine::Result<std::string> admit(const HelloFrame& hello) const;
-  void handle_request(RequestFrame request);  // on the strand
-  void handle_post(PostRequestFrame post);    // on the strand
+  // On the strand; `bytes`: the frame's size.
+  void handle_request(RequestFrame request, std::size_t bytes);
+  void handle_post(PostRequestFrame post, std::size_t bytes);
   using Clock = std::chrono::steady_clock;
   // The start of every request, decoded at `started`: false (and answered)
   // when a drain refuses it; else counted in flight, and held receipts are
   // written first.
+  // `bytes`: the request's frame, counted in flight until it is answered.
   bool admit_request(std::string_view request_id, std::string_view op,
-                     bool answers_an_invite, Clock::time_point started);
-  // Answers a failed request (any thread).
+                     bool answers_an_invite, Clock::time_point started,
+                     std::size_t bytes);
+  // Answers a failed request of `bytes` (any thread).
   void answer_failure(std::string_view op, std::string_view request_id,
-                      const engine::Error& error, Clock::time_point started);
+                      const engine::Error& error, Clock::time_point started,
+                      std::size_t bytes);
   void handle_receipt(ReceiptFrame receipt);  // on the strand
   // Writes `batch` (acks from receipts_); once every ack is written, the
   // next batch receipts_ gives. Any thread.
@@ -153,8 +160,15 @@ class Connection : public engine::Caller,
   // finds it in /metrics. Any thread.
   void count_request(std::string_view op, std::string_view outcome,
                      Clock::time_point started);
-  // A request is answered (any thread).
-  void request_done();
+  // A request of `bytes` is answered (any thread).
+  void request_done(std::size_t bytes);
+  // Below max_requests_in_flight and max_request_bytes_in_flight.
+  bool below_own_limits() const;
+  // Nothing in flight, or the server's RequestBudget not spent.
+  bool budget_allows() const;
+  // The server's RequestBudget, spent when may_read() paused, is not any
+  // more (any thread).
+  void budget_freed();
   void maybe_finish_shutdown();
   void log(std::string_view what) const;
 
@@ -166,8 +180,9 @@ class Connection : public engine::Caller,
   ReplayOrder replay_order_;
   ReceiptCoalescer receipts_;
   std::atomic<int> in_flight_ = 0;
-  // may_read() found max_requests_in_flight in flight; taken (exchanged
-  // back to false) by whoever resumes.
+  std::atomic<std::size_t> in_flight_bytes_ = 0;  // their frames' bytes
+  // may_read() found a limit reached; taken (exchanged back to false) by
+  // whoever resumes.
   std::atomic<bool> read_paused_ = false;
   std::atomic<bool> shutting_down_ = false;
   std::atomic<bool> closed_ = false;

@@ -87,7 +87,7 @@ void Metrics::request_done(std::string_view op, std::string_view outcome,
 }
 
 std::string Metrics::render(const engine::HubHealth& health,
-                            std::int64_t requests_in_flight) const {
+                            InFlight in_flight) const {
   std::ostringstream out;
   auto counter = [&](std::string_view name, std::string_view help,
                      std::uint64_t value) {
@@ -113,7 +113,11 @@ std::string Metrics::render(const engine::HubHealth& health,
   gauge("parley_requests_in_flight",
         "Control-plane requests received and not yet answered, over the "
         "open connections.",
-        requests_in_flight);
+        in_flight.requests);
+  gauge("parley_request_bytes_in_flight",
+        "Bytes of the frames of those requests (bounded by "
+        "max_total_request_bytes_in_flight).",
+        in_flight.request_bytes);
   family(out, "parley_requests_total", "counter",
          "Control-plane requests answered, by op and outcome (ok or the wire "
          "error code).");

@@ -64,11 +64,15 @@ class Metrics {
     return connections_open_.load(std::memory_order_relaxed);
   }
 
-  // Every metric, the hub's health and the requests in flight on the open
-  // connections (read from them at the scrape) included, in Prometheus
-  // text format.
-  std::string render(const engine::HubHealth& health,
-                     std::int64_t requests_in_flight) const;
+  // Requests received and not yet answered, read at the scrape: summed
+  // over the open connections, and the server's RequestBudget.
+  struct InFlight {
+    std::int64_t requests = 0;
+    std::int64_t request_bytes = 0;
+  };
+  // Every metric, the hub's health and what is in flight included, in
+  // Prometheus text format.
+  std::string render(const engine::HubHealth& health, InFlight in_flight) const;
 
  private:
   std::atomic<std::int64_t> connections_open_ = 0;

@@ -105,11 +105,13 @@ struct Server::Impl {
   engine::Result<void> close_result;
   std::unique_ptr<net::signal_set> signals;
 
-  std::int64_t requests_in_flight() const {
-    std::int64_t sum = 0;
+  Metrics::InFlight in_flight() const {
+    Metrics::InFlight sum;
     for (const auto& connection : connections.snapshot()) {
-      sum += connection->in_flight();
+      sum.requests += connection->in_flight();
     }
+    sum.request_bytes =
+        static_cast<std::int64_t>(context->request_budget.bytes());
     return sum;
   }
 
@@ -125,7 +127,7 @@ struct Server::Impl {
     }
     if (path == "/metrics") {
       return {200, "text/plain; version=0.0.4; charset=utf-8",
-              metrics.render(health, requests_in_flight())};
+              metrics.render(health, in_flight())};
     }
     return {404, "text/plain; charset=utf-8", "not found\n"};
   }

@@ -203,6 +203,11 @@ Result<void> read_file(const toml::table& root, const std::string& file,
         limits.count("max_connections", config.max_connections));
     PARLEY_CONFIG_CHECK(
         limits.count("max_requests_in_flight", options.max_requests_in_flight));
+    PARLEY_CONFIG_CHECK(limits.count("max_request_bytes_in_flight",
+                                     options.max_request_bytes_in_flight));
+    PARLEY_CONFIG_CHECK(
+        limits.count("max_total_request_bytes_in_flight",
+                     options.max_total_request_bytes_in_flight));
     PARLEY_CONFIG_CHECK(
         limits.count("send_queue_frames", options.send_queue.max_frames));
     PARLEY_CONFIG_CHECK(
@@ -377,7 +382,9 @@ Result<void> validate(const ServerConfig& config) {
   }
   const auto& c = config.connection;
   if (c.max_frame_bytes == 0 || c.send_queue.max_frames == 0 ||
-      c.send_queue.max_bytes == 0 || c.max_requests_in_flight == 0) {
+      c.send_queue.max_bytes == 0 || c.max_requests_in_flight == 0 ||
+      c.max_request_bytes_in_flight == 0 ||
+      c.max_total_request_bytes_in_flight == 0) {
     return invalid(
         "frame, send queue and requests-in-flight limits must be positive");
   }
@@ -439,6 +446,10 @@ std::string describe(const ServerConfig& config) {
               : std::string())
       << '\n'
       << "limits.max_requests_in_flight = " << c.max_requests_in_flight << '\n'
+      << "limits.max_request_bytes_in_flight = "
+      << c.max_request_bytes_in_flight << '\n'
+      << "limits.max_total_request_bytes_in_flight = "
+      << c.max_total_request_bytes_in_flight << '\n'
       << "limits.send_queue_frames = " << c.send_queue.max_frames << '\n'
       << "limits.send_queue_bytes = " << c.send_queue.max_bytes << '\n'
       << "keepalive.ping_interval = " << seconds_text(c.ping_interval) << '\n'

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "engine/transport/request_budget.h"
 #include "engine/transport/send_queue.h"
 
 namespace parley::engine {
@@ -32,6 +33,13 @@ struct ConnectionOptions {
   // instead of queueing without bound. The frames of the read under way
   // are still handled: at most a read buffer's worth more.
   std::size_t max_requests_in_flight = 1024;
+  // The same bound in bytes: the frames of one connection's requests in
+  // flight. A connection reaching either stops being read.
+  std::size_t max_request_bytes_in_flight = 64 << 20;
+  // The bytes of requests in flight across all connections (the server's
+  // RequestBudget): at this many every connection that reads more waits
+  // until answers bring the total back below it.
+  std::size_t max_total_request_bytes_in_flight = std::size_t{1} << 30;
   SendQueueLimits send_queue;
   // A WebSocket ping is sent `ping_interval` after the last pong (or the
   // handshake); no pong within `ping_timeout` closes the connection (1011,
@@ -51,7 +59,8 @@ struct ServerContext {
         bindings(bindings),
         metrics(metrics),
         connections(connections),
-        options(std::move(options)) {}
+        options(std::move(options)),
+        request_budget(this->options.max_total_request_bytes_in_flight) {}
 
   engine::Hub& hub;
   engine::ControlPlane& control_plane;
@@ -59,6 +68,7 @@ struct ServerContext {
   Metrics& metrics;
   ConnectionRegistry& connections;
   ConnectionOptions options;
+  RequestBudget request_budget;
   // Set when the server starts draining: new requests are refused.
   std::atomic<bool> draining = false;
   std::atomic<std::uint64_t> next_connection_id = 1;
