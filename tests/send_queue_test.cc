@@ -76,6 +76,29 @@ TEST_CASE("an unencoded notify counts its estimate against the byte limit") {
   CHECK(queue.push(std::string("x")) == SendQueue::Push::kQueued);
 }
 
+TEST_CASE(
+    "over the queues' shared total, a queue holding frames refuses one, an "
+    "empty queue still takes one, and pops and closes give bytes back") {
+  transport::SendQueueTotal total(100);
+  SendQueue behind({}, &total);
+  SendQueue keeping_up({}, &total);
+  REQUIRE(behind.push(std::string(60, 'a')) == SendQueue::Push::kStartWriter);
+  REQUIRE(behind.push(std::string(30, 'b')) == SendQueue::Push::kQueued);
+  CHECK(total.bytes == 90);
+  // 110 would be over the total: refused where frames wait already...
+  CHECK(behind.push(std::string(20, 'c')) == SendQueue::Push::kOverflow);
+  // ...but not for a client that has kept up.
+  CHECK(keeping_up.push(std::string(20, 'd')) == SendQueue::Push::kStartWriter);
+  CHECK(total.bytes == 110);
+  REQUIRE(behind.pop());
+  CHECK(total.bytes == 50);
+  CHECK(behind.push(std::string(20, 'c')) == SendQueue::Push::kQueued);
+  behind.close();
+  CHECK(total.bytes == 20);
+  REQUIRE(keeping_up.pop());
+  CHECK(total.bytes == 0);
+}
+
 TEST_CASE("a closed queue drops its notifies and their envelopes") {
   const auto envelope = text_envelope("hi");
   SendQueue queue({});

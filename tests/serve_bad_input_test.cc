@@ -7,7 +7,9 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 
 #include "engine/hub/hub.h"
@@ -345,6 +347,54 @@ TEST_CASE(
   // The reader is still served.
   CHECK(reader->call("get_channel", {{"channel_id", channel}})["state"] ==
         "active");
+}
+
+TEST_CASE(
+    "a client that stops reading is closed once the send queues of all "
+    "connections hold total_send_queue_bytes, below its own queue's limit, "
+    "while a client that keeps up is served") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.connection.max_frame_bytes = 512 << 10;
+    config.connection.send_queue.max_bytes = 64 << 20;
+    config.connection.max_total_send_queue_bytes = 2 << 20;
+    config.connection.handshake_timeout = 5min;  // as in the test above
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  auto reader = serve.connect();
+  auto sleeper = serve.connect();
+  const std::string alice = reader->register_agent("alice");
+  json no_inbox_cap = {{"limits", {{"inbox", {{"max_pending", 0}}}}}};
+  const std::string bob = sleeper->register_agent("bob", nullptr, no_inbox_cap);
+  const std::string channel =
+      testing::open_channel(*reader, alice, *sleeper, bob);
+  sleeper->pause_reading();
+  // 25 MB of notifies: more than the socket buffers and the total, far
+  // less than bob's own queue's limit.
+  const std::string big(256 << 10, 'x');
+  for (int i = 0; i < 100; ++i) {
+    auto response = reader->request(
+        "post_envelope", testing::text_envelope(channel, alice, big));
+    REQUIRE_MESSAGE(response["ok"] == true, response.dump());
+  }
+  sleeper->resume_reading();
+  REQUIRE(sleeper->wait_closed(15s));
+  CHECK(sleeper->close_code() == 1008);
+  CHECK(sleeper->close_reason() ==
+        "send queue full: the client does not read fast enough");
+  CHECK(reader->call("get_channel", {{"channel_id", channel}})["state"] ==
+        "active");
+  // What bob's queue held is given back to the total once his socket is
+  // torn down.
+  const std::uint16_t admin = *serve.server().admin_port();
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  bool returned = false;
+  while (!returned && std::chrono::steady_clock::now() < deadline) {
+    returned =
+        testing::http_get(admin, "/metrics")
+            .body.find("\nparley_send_queue_bytes 0\n") != std::string::npos;
+    if (!returned) std::this_thread::sleep_for(10ms);
+  }
+  CHECK(returned);
 }
 
 }  // namespace

@@ -155,6 +155,8 @@ TEST_CASE(
   CHECK(
       ok.out.find("limits.max_total_request_bytes_in_flight = 1073741824\n") !=
       std::string::npos);
+  CHECK(ok.out.find("limits.total_send_queue_bytes = 1073741824\n") !=
+        std::string::npos);
   CHECK(ok.out.find("auth.api_keys = alice (keys not shown)") !=
         std::string::npos);
   CHECK(ok.out.find("very-secret-key") == std::string::npos);
@@ -173,6 +175,10 @@ TEST_CASE(
   CHECK(parley("serve --check-config --config " + config.string() +
                " --max-request-bytes-in-flight 0")
             .exit_code == 64);
+  auto queues = parley("serve --check-config --config " + config.string() +
+                       " --total-send-queue-bytes 7000000");
+  CHECK(queues.out.find("limits.total_send_queue_bytes = 7000000\n") !=
+        std::string::npos);
   auto connections = parley("serve --check-config --config " + config.string() +
                             " --max-connections 5");
   CHECK(connections.out.find("limits.max_connections = 5\n") !=

@@ -126,7 +126,7 @@ TEST_CASE(
         "# TYPE parley_notifies_sent_total counter\n",
         "parley_send_queue_overflows_total 0\n",
         "parley_connections_refused_total 0\n", "parley_requests_in_flight 0\n",
-        "parley_request_bytes_in_flight 0\n",
+        "parley_request_bytes_in_flight 0\n", "parley_send_queue_bytes 0\n",
         "parley_accept_failures_total 0\n", "parley_hub_registered_agents 1\n",
         "# TYPE parley_heap_allocated_bytes gauge\n",
         "# TYPE process_resident_memory_bytes gauge\n"}) {

@@ -43,6 +43,7 @@ struct ServeFlags {
   std::optional<std::size_t> max_requests_in_flight;
   std::optional<std::size_t> max_request_bytes_in_flight;
   std::optional<std::size_t> max_total_request_bytes_in_flight;
+  std::optional<std::size_t> total_send_queue_bytes;
   std::optional<std::size_t> send_queue_frames;
   std::optional<std::size_t> send_queue_bytes;
   std::optional<double> ping_interval;
@@ -136,6 +137,9 @@ engine::Result<ServerConfig> effective_config(const ServeFlags& flags) {
   if (flags.send_queue_frames)
     c.send_queue.max_frames = *flags.send_queue_frames;
   if (flags.send_queue_bytes) c.send_queue.max_bytes = *flags.send_queue_bytes;
+  if (flags.total_send_queue_bytes) {
+    c.max_total_send_queue_bytes = *flags.total_send_queue_bytes;
+  }
   if (flags.io_threads) config.io_threads = *flags.io_threads;
   if (flags.memtable_bytes) config.memtable_bytes = *flags.memtable_bytes;
   auto timed = apply_seconds_flags({
@@ -454,6 +458,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                     "Frames a connection may have waiting (default 16384)");
   serve->add_option("--send-queue-bytes", flags->send_queue_bytes,
                     "Bytes a connection may have waiting (default 33554432)");
+  serve->add_option("--total-send-queue-bytes", flags->total_send_queue_bytes,
+                    "Bytes waiting over all connections; beyond it a client "
+                    "that is behind is closed (default 1073741824)");
   serve->add_option("--ping-interval", flags->ping_interval,
                     "Seconds between keepalive pings (default 20; 0: off)");
   serve->add_option("--ping-timeout", flags->ping_timeout,

@@ -23,7 +23,7 @@ Connection::Connection(ServerContext& context, std::string peer)
       id_(context.next_connection_id.fetch_add(1)),
       peer_(std::move(peer)),
       endpoint_id_(engine::new_id()),
-      queue_(context.options.send_queue),
+      queue_(context.options.send_queue, &context.send_queue_total),
       replay_order_(context.options.send_queue) {}
 
 bool Connection::holds(std::string_view agent_id) const {
@@ -70,11 +70,14 @@ bool Connection::send(OutgoingFrame frame) {
     case SendQueue::Push::kOverflow: {
       context_.metrics.send_queue_overflow();
       const auto& limits = queue_.limits();
-      close_slow_consumer(std::to_string(queue_.frames()) + " frames, " +
-                          std::to_string(queue_.bytes()) +
-                          " bytes queued; limits " +
-                          std::to_string(limits.max_frames) + " frames, " +
-                          std::to_string(limits.max_bytes) + " bytes");
+      const SendQueueTotal& total = context_.send_queue_total;
+      close_slow_consumer(
+          std::to_string(queue_.frames()) + " frames, " +
+          std::to_string(queue_.bytes()) + " bytes queued; limits " +
+          std::to_string(limits.max_frames) + " frames, " +
+          std::to_string(limits.max_bytes) + " bytes; all connections " +
+          std::to_string(total.bytes.load()) + " bytes queued, limit " +
+          std::to_string(total.limit));
       return false;
     }
     case SendQueue::Push::kClosed:

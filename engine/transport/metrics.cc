@@ -86,8 +86,7 @@ void Metrics::request_done(std::string_view op, std::string_view outcome,
   stats->second.total += took;
 }
 
-std::string Metrics::render(const engine::HubHealth& health,
-                            InFlight in_flight) const {
+std::string Metrics::render(const engine::HubHealth& health, Held held) const {
   std::ostringstream out;
   auto counter = [&](std::string_view name, std::string_view help,
                      std::uint64_t value) {
@@ -113,11 +112,15 @@ std::string Metrics::render(const engine::HubHealth& health,
   gauge("parley_requests_in_flight",
         "Control-plane requests received and not yet answered, over the "
         "open connections.",
-        in_flight.requests);
+        held.requests_in_flight);
   gauge("parley_request_bytes_in_flight",
         "Bytes of the frames of those requests (bounded by "
         "max_total_request_bytes_in_flight).",
-        in_flight.request_bytes);
+        held.request_bytes_in_flight);
+  gauge("parley_send_queue_bytes",
+        "Bytes waiting in the connections' send queues (bounded by "
+        "total_send_queue_bytes).",
+        held.send_queue_bytes);
   family(out, "parley_requests_total", "counter",
          "Control-plane requests answered, by op and outcome (ok or the wire "
          "error code).");

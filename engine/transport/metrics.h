@@ -64,15 +64,18 @@ class Metrics {
     return connections_open_.load(std::memory_order_relaxed);
   }
 
-  // Requests received and not yet answered, read at the scrape: summed
-  // over the open connections, and the server's RequestBudget.
-  struct InFlight {
-    std::int64_t requests = 0;
-    std::int64_t request_bytes = 0;
+  // What the connections hold, read at the scrape: the requests received
+  // and not yet answered (summed over the open connections), their frames'
+  // bytes (the server's RequestBudget) and the bytes in the send queues
+  // (their SendQueueTotal).
+  struct Held {
+    std::int64_t requests_in_flight = 0;
+    std::int64_t request_bytes_in_flight = 0;
+    std::int64_t send_queue_bytes = 0;
   };
-  // Every metric, the hub's health and what is in flight included, in
-  // Prometheus text format.
-  std::string render(const engine::HubHealth& health, InFlight in_flight) const;
+  // Every metric, the hub's health and what the connections hold
+  // included, in Prometheus text format.
+  std::string render(const engine::HubHealth& health, Held held) const;
 
  private:
   std::atomic<std::int64_t> connections_open_ = 0;

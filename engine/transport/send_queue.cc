@@ -7,11 +7,16 @@ namespace parley::transport {
 SendQueue::Push SendQueue::push(OutgoingFrame frame) {
   std::lock_guard lock(mutex_);
   if (closed_) return Push::kClosed;
+  const std::size_t charge = frame.charge();
   if (frames_.size() + 1 > limits_.max_frames ||
-      bytes_ + frame.charge() > limits_.max_bytes) {
+      bytes_ + charge > limits_.max_bytes) {
     return Push::kOverflow;
   }
-  bytes_ += frame.charge();
+  if (total_ != nullptr && !frames_.empty() &&
+      total_->bytes.load(std::memory_order_relaxed) + charge > total_->limit) {
+    return Push::kOverflow;
+  }
+  add_bytes(charge);
   frames_.push_back(std::move(frame));
   if (writing_) return Push::kQueued;
   writing_ = true;
@@ -29,7 +34,7 @@ std::optional<OutgoingFrame> SendQueue::pop() {
     }
     next = std::move(frames_.front());
     frames_.pop_front();
-    bytes_ -= next->charge();
+    remove_bytes(next->charge());
     if (waiter_.resume && frames_.size() <= waiter_.frames &&
         bytes_ <= waiter_.bytes) {
       resume = std::exchange(waiter_.resume, nullptr);
@@ -45,7 +50,7 @@ void SendQueue::close() {
     std::lock_guard lock(mutex_);
     closed_ = true;
     frames_.clear();
-    bytes_ = 0;
+    remove_bytes(bytes_);
     resume = std::exchange(waiter_.resume, nullptr);
   }
   // Destroyed outside the lock: it may own the last reference to its
@@ -62,6 +67,16 @@ bool SendQueue::when_below(std::size_t frames, std::size_t bytes,
   waiter_.bytes = bytes;
   lock.unlock();
   return false;  // `resume`, now the replaced waiter, dies unlocked
+}
+
+void SendQueue::add_bytes(std::size_t bytes) {
+  bytes_ += bytes;
+  if (total_ != nullptr) total_->bytes.fetch_add(bytes);
+}
+
+void SendQueue::remove_bytes(std::size_t bytes) {
+  bytes_ -= bytes;
+  if (total_ != nullptr) total_->bytes.fetch_sub(bytes);
 }
 
 std::size_t SendQueue::frames() const {

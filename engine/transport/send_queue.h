@@ -7,11 +7,14 @@
 // started; the writer goes idle when pop() finds the queue empty. Memory is
 // bounded: a push that would exceed either limit (bytes as each frame's
 // charge()) is refused with kOverflow and nothing is queued; the connection
-// is then closed.
+// is then closed. Queues may also share a SendQueueTotal: over its limit a
+// queue that holds frames already (its client is behind) refuses the same
+// way, while one that is empty (its client keeps up) still takes a frame.
 //
 // Thread safety: every member is safe from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -28,6 +31,14 @@ struct SendQueueLimits {
   std::size_t max_bytes = 32 << 20;
 };
 
+// The bytes queued in every queue that shares it, against one limit. It
+// outlives those queues.
+struct SendQueueTotal {
+  explicit SendQueueTotal(std::size_t limit) : limit(limit) {}
+  const std::size_t limit;
+  std::atomic<std::size_t> bytes = 0;
+};
+
 class SendQueue {
  public:
   enum class Push {
@@ -37,7 +48,9 @@ class SendQueue {
     kClosed,       // refused: the queue was closed
   };
 
-  explicit SendQueue(SendQueueLimits limits) : limits_(limits) {}
+  // `total`, if any, outlives the queue.
+  explicit SendQueue(SendQueueLimits limits, SendQueueTotal* total = nullptr)
+      : limits_(limits), total_(total) {}
   SendQueue(const SendQueue&) = delete;
   SendQueue& operator=(const SendQueue&) = delete;
 
@@ -63,7 +76,12 @@ class SendQueue {
   const SendQueueLimits& limits() const { return limits_; }
 
  private:
+  // Move bytes_ and the shared total together. Locked.
+  void add_bytes(std::size_t bytes);
+  void remove_bytes(std::size_t bytes);
+
   const SendQueueLimits limits_;
+  SendQueueTotal* const total_;
   // Below these, pop() runs resume_.
   struct Waiter {
     std::size_t frames = 0;

@@ -105,13 +105,15 @@ struct Server::Impl {
   engine::Result<void> close_result;
   std::unique_ptr<net::signal_set> signals;
 
-  Metrics::InFlight in_flight() const {
-    Metrics::InFlight sum;
+  Metrics::Held held() const {
+    Metrics::Held sum;
     for (const auto& connection : connections.snapshot()) {
-      sum.requests += connection->in_flight();
+      sum.requests_in_flight += connection->in_flight();
     }
-    sum.request_bytes =
+    sum.request_bytes_in_flight =
         static_cast<std::int64_t>(context->request_budget.bytes());
+    sum.send_queue_bytes =
+        static_cast<std::int64_t>(context->send_queue_total.bytes.load());
     return sum;
   }
 
@@ -127,7 +129,7 @@ struct Server::Impl {
     }
     if (path == "/metrics") {
       return {200, "text/plain; version=0.0.4; charset=utf-8",
-              metrics.render(health, in_flight())};
+              metrics.render(health, held())};
     }
     return {404, "text/plain; charset=utf-8", "not found\n"};
   }

@@ -212,6 +212,8 @@ Result<void> read_file(const toml::table& root, const std::string& file,
         limits.count("send_queue_frames", options.send_queue.max_frames));
     PARLEY_CONFIG_CHECK(
         limits.count("send_queue_bytes", options.send_queue.max_bytes));
+    PARLEY_CONFIG_CHECK(limits.count("total_send_queue_bytes",
+                                     options.max_total_send_queue_bytes));
     PARLEY_CONFIG_CHECK(limits.finish());
   }
 
@@ -384,7 +386,8 @@ Result<void> validate(const ServerConfig& config) {
   if (c.max_frame_bytes == 0 || c.send_queue.max_frames == 0 ||
       c.send_queue.max_bytes == 0 || c.max_requests_in_flight == 0 ||
       c.max_request_bytes_in_flight == 0 ||
-      c.max_total_request_bytes_in_flight == 0) {
+      c.max_total_request_bytes_in_flight == 0 ||
+      c.max_total_send_queue_bytes == 0) {
     return invalid(
         "frame, send queue and requests-in-flight limits must be positive");
   }
@@ -452,6 +455,8 @@ std::string describe(const ServerConfig& config) {
       << c.max_total_request_bytes_in_flight << '\n'
       << "limits.send_queue_frames = " << c.send_queue.max_frames << '\n'
       << "limits.send_queue_bytes = " << c.send_queue.max_bytes << '\n'
+      << "limits.total_send_queue_bytes = " << c.max_total_send_queue_bytes
+      << '\n'
       << "keepalive.ping_interval = " << seconds_text(c.ping_interval) << '\n'
       << "keepalive.ping_timeout = " << seconds_text(c.ping_timeout) << '\n'
       << "threads.io = " << config.io_threads << '\n'

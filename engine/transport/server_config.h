@@ -16,6 +16,7 @@
 //              max_request_bytes_in_flight = 67108864
 //              max_total_request_bytes_in_flight = 1073741824
 //              send_queue_frames = 16384  send_queue_bytes = 33554432
+//              total_send_queue_bytes = 1073741824
 //   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)
 //   [threads]  io = 2
 //   [log]      memtable_bytes = 0            (0: RocksDB's 64 MiB)

@@ -41,6 +41,10 @@ struct ConnectionOptions {
   // until answers bring the total back below it.
   std::size_t max_total_request_bytes_in_flight = std::size_t{1} << 30;
   SendQueueLimits send_queue;
+  // The bytes queued over every connection's send queue (the server's
+  // SendQueueTotal): beyond it, a frame for a connection whose queue
+  // already holds frames closes that connection as a slow consumer.
+  std::size_t max_total_send_queue_bytes = std::size_t{1} << 30;
   // A WebSocket ping is sent `ping_interval` after the last pong (or the
   // handshake); no pong within `ping_timeout` closes the connection (1011,
   // "keepalive ping timeout"). 0 disables keepalive.
@@ -60,7 +64,8 @@ struct ServerContext {
         metrics(metrics),
         connections(connections),
         options(std::move(options)),
-        request_budget(this->options.max_total_request_bytes_in_flight) {}
+        request_budget(this->options.max_total_request_bytes_in_flight),
+        send_queue_total(this->options.max_total_send_queue_bytes) {}
 
   engine::Hub& hub;
   engine::ControlPlane& control_plane;
@@ -69,6 +74,7 @@ struct ServerContext {
   ConnectionRegistry& connections;
   ConnectionOptions options;
   RequestBudget request_budget;
+  SendQueueTotal send_queue_total;
   // Set when the server starts draining: new requests are refused.
   std::atomic<bool> draining = false;
   std::atomic<std::uint64_t> next_connection_id = 1;
