@@ -152,9 +152,8 @@ TEST_CASE(
         std::string::npos);
   CHECK(ok.out.find("limits.max_request_bytes_in_flight = 1048576\n") !=
         std::string::npos);
-  CHECK(
-      ok.out.find("limits.max_total_request_bytes_in_flight = 1073741824\n") !=
-      std::string::npos);
+  CHECK(ok.out.find("limits.max_total_request_bytes_in_flight = 268435456\n") !=
+        std::string::npos);
   CHECK(ok.out.find("limits.total_send_queue_bytes = 1073741824\n") !=
         std::string::npos);
   CHECK(ok.out.find("auth.api_keys = alice (keys not shown)") !=

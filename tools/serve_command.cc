@@ -448,12 +448,12 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   serve->add_option("--max-request-bytes-in-flight",
                     flags->max_request_bytes_in_flight,
                     "The same bound in bytes of their frames (default "
-                    "67108864)");
+                    "16777216)");
   serve->add_option("--max-total-request-bytes-in-flight",
                     flags->max_total_request_bytes_in_flight,
                     "Bytes of requests in flight across all connections "
                     "before the server stops reading any that would add to "
-                    "them (default 1073741824)");
+                    "them (default 268435456)");
   serve->add_option("--send-queue-frames", flags->send_queue_frames,
                     "Frames a connection may have waiting (default 16384)");
   serve->add_option("--send-queue-bytes", flags->send_queue_bytes,

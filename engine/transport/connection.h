@@ -141,9 +141,8 @@ class Connection : public engine::Caller,
   void handle_post(PostRequestFrame post, std::size_t bytes);
   using Clock = std::chrono::steady_clock;
   // The start of every request, decoded at `started`: false (and answered)
-  // when a drain refuses it; else counted in flight, and held receipts are
-  // written first.
-  // `bytes`: the request's frame, counted in flight until it is answered.
+  // when a drain refuses it; else counted in flight with its frame's
+  // `bytes` until it is answered, and held receipts are written first.
   bool admit_request(std::string_view request_id, std::string_view op,
                      bool answers_an_invite, Clock::time_point started,
                      std::size_t bytes);

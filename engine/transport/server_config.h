@@ -13,8 +13,8 @@
 //   [auth.api_keys]  alice = "secret"          (agent name = key)
 //   [limits]   max_frame_bytes = 4194304  max_connections = 512 (unset: auto)
 //              max_requests_in_flight = 1024
-//              max_request_bytes_in_flight = 67108864
-//              max_total_request_bytes_in_flight = 1073741824
+//              max_request_bytes_in_flight = 16777216
+//              max_total_request_bytes_in_flight = 268435456
 //              send_queue_frames = 16384  send_queue_bytes = 33554432
 //              total_send_queue_bytes = 1073741824
 //   [keepalive]  ping_interval = 20.0  ping_timeout = 20.0   (seconds)

@@ -34,12 +34,13 @@ struct ConnectionOptions {
   // are still handled: at most a read buffer's worth more.
   std::size_t max_requests_in_flight = 1024;
   // The same bound in bytes: the frames of one connection's requests in
-  // flight. A connection reaching either stops being read.
-  std::size_t max_request_bytes_in_flight = 64 << 20;
+  // flight. A connection reaching either stops being read. (A request
+  // holds about 3-4 times its frame in memory while it is in flight.)
+  std::size_t max_request_bytes_in_flight = 16 << 20;
   // The bytes of requests in flight across all connections (the server's
   // RequestBudget): at this many every connection that reads more waits
   // until answers bring the total back below it.
-  std::size_t max_total_request_bytes_in_flight = std::size_t{1} << 30;
+  std::size_t max_total_request_bytes_in_flight = 256 << 20;
   SendQueueLimits send_queue;
   // The bytes queued over every connection's send queue (the server's
   // SendQueueTotal): beyond it, a frame for a connection whose queue
