@@ -312,6 +312,32 @@ TEST_CASE(
   CHECK(frames[2].second == std::string("\x03\xe8", 2));
 }
 
+// alice, on `reader`, posts 25 MB of notifies to bob, on `sleeper`, which
+// does not read meanwhile: more than the socket buffers hold. Then the
+// sleeper reads again, and finds itself closed as a slow consumer, while
+// the reader is still served.
+void expect_sleeper_closed(WsTestClient& reader, WsTestClient& sleeper) {
+  const std::string alice = reader.register_agent("alice");
+  json no_inbox_cap = {{"limits", {{"inbox", {{"max_pending", 0}}}}}};
+  const std::string bob = sleeper.register_agent("bob", nullptr, no_inbox_cap);
+  const std::string channel =
+      testing::open_channel(reader, alice, sleeper, bob);
+  sleeper.pause_reading();
+  const std::string big(256 << 10, 'x');
+  for (int i = 0; i < 100; ++i) {
+    auto response = reader.request("post_envelope",
+                                   testing::text_envelope(channel, alice, big));
+    REQUIRE_MESSAGE(response["ok"] == true, response.dump());
+  }
+  sleeper.resume_reading();
+  REQUIRE(sleeper.wait_closed(15s));
+  CHECK(sleeper.close_code() == 1008);
+  CHECK(sleeper.close_reason() ==
+        "send queue full: the client does not read fast enough");
+  CHECK(reader.call("get_channel", {{"channel_id", channel}})["state"] ==
+        "active");
+}
+
 TEST_CASE(
     "a client that stops reading is closed with a reason once its send "
     "queue is full, others keep being served") {
@@ -326,27 +352,7 @@ TEST_CASE(
   });
   auto reader = serve.connect();
   auto sleeper = serve.connect();
-  const std::string alice = reader->register_agent("alice");
-  json no_inbox_cap = {{"limits", {{"inbox", {{"max_pending", 0}}}}}};
-  const std::string bob = sleeper->register_agent("bob", nullptr, no_inbox_cap);
-  const std::string channel =
-      testing::open_channel(*reader, alice, *sleeper, bob);
-  sleeper->pause_reading();
-  // 25 MB of notifies: more than the socket buffers and the send queue.
-  const std::string big(256 << 10, 'x');
-  for (int i = 0; i < 100; ++i) {
-    auto response = reader->request(
-        "post_envelope", testing::text_envelope(channel, alice, big));
-    REQUIRE_MESSAGE(response["ok"] == true, response.dump());
-  }
-  sleeper->resume_reading();
-  REQUIRE(sleeper->wait_closed(15s));
-  CHECK(sleeper->close_code() == 1008);
-  CHECK(sleeper->close_reason() ==
-        "send queue full: the client does not read fast enough");
-  // The reader is still served.
-  CHECK(reader->call("get_channel", {{"channel_id", channel}})["state"] ==
-        "active");
+  expect_sleeper_closed(*reader, *sleeper);
 }
 
 TEST_CASE(
@@ -355,6 +361,8 @@ TEST_CASE(
     "while a client that keeps up is served") {
   ServeFixture serve([](transport::ServerConfig& config) {
     config.connection.max_frame_bytes = 512 << 10;
+    // The 25 MB posted are far less than bob's own queue's limit, far more
+    // than the total.
     config.connection.send_queue.max_bytes = 64 << 20;
     config.connection.max_total_send_queue_bytes = 2 << 20;
     config.connection.handshake_timeout = 5min;  // as in the test above
@@ -362,27 +370,7 @@ TEST_CASE(
   });
   auto reader = serve.connect();
   auto sleeper = serve.connect();
-  const std::string alice = reader->register_agent("alice");
-  json no_inbox_cap = {{"limits", {{"inbox", {{"max_pending", 0}}}}}};
-  const std::string bob = sleeper->register_agent("bob", nullptr, no_inbox_cap);
-  const std::string channel =
-      testing::open_channel(*reader, alice, *sleeper, bob);
-  sleeper->pause_reading();
-  // 25 MB of notifies: more than the socket buffers and the total, far
-  // less than bob's own queue's limit.
-  const std::string big(256 << 10, 'x');
-  for (int i = 0; i < 100; ++i) {
-    auto response = reader->request(
-        "post_envelope", testing::text_envelope(channel, alice, big));
-    REQUIRE_MESSAGE(response["ok"] == true, response.dump());
-  }
-  sleeper->resume_reading();
-  REQUIRE(sleeper->wait_closed(15s));
-  CHECK(sleeper->close_code() == 1008);
-  CHECK(sleeper->close_reason() ==
-        "send queue full: the client does not read fast enough");
-  CHECK(reader->call("get_channel", {{"channel_id", channel}})["state"] ==
-        "active");
+  expect_sleeper_closed(*reader, *sleeper);
   // What bob's queue held is given back to the total once his socket is
   // torn down.
   const std::uint16_t admin = *serve.server().admin_port();
