@@ -280,7 +280,7 @@ bool Connection::may_read() {
   read_paused_.store(true);
   if (!budget_allows()) {
     context_.request_budget.wait([weak = weak_from_this()] {
-      if (auto self = weak.lock()) self->budget_freed();
+      if (auto self = weak.lock()) self->resume_if_paused();
     });
   }
   // Sequentially consistent with request_done() and the budget's release:
@@ -294,17 +294,13 @@ void Connection::request_done(std::size_t bytes) {
   in_flight_bytes_ -= bytes;
   // May resume this connection (as a waiter) or others.
   context_.request_budget.release(bytes);
-  // A connection paused for the server's budget, not its own limits,
-  // resumed here reads once more and pauses again if the budget is still
-  // spent.
-  if (below_own_limits() && read_paused_.load() &&
-      read_paused_.exchange(false)) {
-    resume_reading();
-  }
+  resume_if_paused();
   if (shutting_down_) maybe_finish_shutdown();
 }
 
-void Connection::budget_freed() {
+// A connection paused for the server's budget, not its own limits, that is
+// resumed while the budget is still spent reads once more and pauses again.
+void Connection::resume_if_paused() {
   if (below_own_limits() && read_paused_.load() &&
       read_paused_.exchange(false)) {
     resume_reading();

@@ -165,9 +165,10 @@ class Connection : public engine::Caller,
   bool below_own_limits() const;
   // Nothing in flight, or the server's RequestBudget not spent.
   bool budget_allows() const;
-  // The server's RequestBudget, spent when may_read() paused, is not any
-  // more (any thread).
-  void budget_freed();
+  // Goes on reading if may_read() paused and this connection is below its
+  // own limits: after one of its requests is answered, or the server's
+  // RequestBudget is no longer spent (any thread).
+  void resume_if_paused();
   void maybe_finish_shutdown();
   void log(std::string_view what) const;
 
