@@ -140,16 +140,21 @@ std::unique_ptr<log::LogStore> open_bench_store(const fs::path& dir,
 }
 
 // A hub on a fresh store in its own scratch directory, with `posters`
-// active conversation channels. The hub closes before the directory goes.
+// active conversation channels and `pending_handshakes` channels whose
+// create_channel waits for an ack that never comes (until the hub closes).
+// The hub closes before the directory goes.
 class BenchHub {
  public:
-  BenchHub(const fs::path& base, log::Durability durability, unsigned posters)
+  BenchHub(const fs::path& base, log::Durability durability, unsigned posters,
+           unsigned pending_handshakes)
       : dir_(base) {
     hub_ = value_or_throw(
         engine::Hub::open(
             {.store = std::shared_ptr<log::LogStore>(
                  open_bench_store(dir_.path() / "store", durability)),
-             .invite_ack_timeout = std::chrono::seconds(10)}),
+             .invite_ack_timeout = pending_handshakes > 0
+                                       ? std::chrono::hours(1)
+                                       : std::chrono::seconds(10)}),
         "Hub::open");
     for (unsigned p = 0; p < posters; ++p) {
       const std::string creator = add_agent("poster-" + std::to_string(p));
@@ -164,6 +169,7 @@ class BenchHub {
       }
       channels_.push_back({channel.channel_id, {creator, partner}});
     }
+    if (pending_handshakes > 0) wait_on_handshakes(pending_handshakes);
   }
   BenchHub(const BenchHub&) = delete;
   BenchHub& operator=(const BenchHub&) = delete;
@@ -187,6 +193,28 @@ class BenchHub {
   }
 
  private:
+  // Opens `count` channels to an agent that never reads its invites, and
+  // returns once every one of them is pending.
+  void wait_on_handshakes(unsigned count) {
+    const std::string creator = add_agent("inviter");
+    engine::Passport silent{.name = "silent"};
+    const std::string invitee =
+        *value_or_throw(hub_->register_identity(std::move(silent), {},
+                                                std::nullopt, std::nullopt),
+                        "register_identity")
+             .agent_id;
+    for (unsigned i = 0; i < count; ++i) {
+      hub_->create_channel({.creator_id = creator,
+                            .manifest_type = "conversation",
+                            .participants = {invitee}},
+                           [](engine::Result<engine::ChannelMetadata>) {});
+    }
+    while (hub_->list_channels(creator, engine::ChannelState::kPending, count)
+               .size() < count) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   std::string add_agent(std::string name) {
     engine::Passport passport{.name = std::move(name)};
     const engine::Passport registered =
@@ -447,7 +475,7 @@ Measurement run_log_ceiling(std::uint64_t ops, const fs::path& base) {
 }
 
 Measurement run_scenario(const std::string& name, std::uint64_t ops,
-                         const fs::path& base) {
+                         const fs::path& base, unsigned pending_handshakes) {
   if (name == "log_ceiling_32") return run_log_ceiling(ops, base);
   const bool pipelined = name.starts_with("post_pipelined");
   const bool sync =
@@ -456,7 +484,7 @@ Measurement run_scenario(const std::string& name, std::uint64_t ops,
       name.ends_with("_32t") || pipelined ? kConcurrentPosters : 1;
   ::sync();  // no writeback left over from earlier work slows the fsyncs
   BenchHub bench(base, sync ? log::Durability::kSync : log::Durability::kAsync,
-                 posters);
+                 posters, pending_handshakes);
   const double load = load_average().value_or(-1);
   Run run = pipelined ? run_pipelined(bench, ops) : run_posters(bench, ops);
   check_hub(bench, ops);
@@ -479,6 +507,7 @@ Measurement run_scenario(const std::string& name, std::uint64_t ops,
       {"posters", pipelined ? "1" : std::to_string(posters)},
       {"in_flight", std::to_string(pipelined ? kPipelineDepth : posters)},
       {"load_average", json_number(load, "%.2f")},
+      {"pending_handshakes", std::to_string(pending_handshakes)},
       {"target_ops_per_sec",
        target == kTargets.end() ? "null" : json_number(target->second, "%.0f")},
       {"target_met", target == kTargets.end() ? "null" : json_bool(met)}};
@@ -490,6 +519,7 @@ struct Options {
   std::optional<std::uint64_t> num;  // overrides every scenario's default
   std::string json_path;
   fs::path dir = fs::temp_directory_path();
+  unsigned pending_handshakes = 0;
 };
 
 void run(const Options& options) {
@@ -509,7 +539,8 @@ void run(const Options& options) {
   std::vector<Measurement> measurements;
   for (const std::string& name : options.scenarios) {
     const std::uint64_t ops = options.num.value_or(kDefaultOps.at(name));
-    measurements.push_back(run_scenario(name, ops, options.dir));
+    measurements.push_back(
+        run_scenario(name, ops, options.dir, options.pending_handshakes));
     print_line(measurements.back());
   }
   emit_summary(measurements, options.json_path);
@@ -546,6 +577,9 @@ int main(int argc, char** argv) {
                  "Run on the PostgreSQL store in this database (a "
                  "postgresql:// URI) instead of RocksDB; its Parley store is "
                  "dropped before each scenario");
+  app.add_option("--pending-handshakes", options.pending_handshakes,
+                 "Before each post scenario, leave this many create_channel "
+                 "calls waiting for an ack that never comes");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--num") > 0) options.num = num;
   return parley::bench::run_reporting("parley-bench-post",

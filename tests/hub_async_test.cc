@@ -253,6 +253,69 @@ TEST_SUITE("hub_async") {
     CHECK(thread != std::this_thread::get_id());
   }
 
+  TEST_CASE(
+      "an invitee's ack completes its own channel's create_channel and no "
+      "other") {
+    TestHub th;
+    th.set_options([](engine::HubOptions& options) {
+      options.invite_ack_timeout = std::chrono::seconds(30);
+    });
+    th.restart();
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    const std::string carol = th.add_agent("carol");
+    th.set_invitee(bob, TestHub::Invitee::kSilent);
+    th.set_invitee(carol, TestHub::Invitee::kSilent);
+    auto invite_to = [&th](const std::string& invitee) {
+      for (int i = 0; i < 3000; ++i) {
+        for (const auto& envelope : th.inbox(invitee)) {
+          if (envelope.event_type == engine::event_type::kChannelInvite) {
+            return envelope;
+          }
+        }
+        std::this_thread::sleep_for(1ms);
+      }
+      FAIL("no invite for " << invitee);
+      return engine::Envelope{};
+    };
+    auto ack = [&th](const engine::Envelope& invite, const std::string& by) {
+      Told<std::string> acked;
+      th.hub().post_envelope(engine::invite_reply(invite, by, std::nullopt),
+                             acked.done());
+      auto told = acked.get();
+      REQUIRE_MESSAGE(told.first.has_value(), error_message(told.first));
+    };
+
+    Told<ChannelMetadata> with_bob;
+    Told<ChannelMetadata> with_carol;
+    th.hub().create_channel({.creator_id = alice,
+                             .manifest_type = "conversation",
+                             .participants = {bob}},
+                            with_bob.done());
+    th.hub().create_channel({.creator_id = alice,
+                             .manifest_type = "conversation",
+                             .participants = {carol}},
+                            with_carol.done());
+    const engine::Envelope bob_invite = invite_to(bob);
+    const engine::Envelope carol_invite = invite_to(carol);
+
+    ack(carol_invite, carol);
+    auto carol_told = with_carol.get();
+    // A reference, not a binding: the message captures it (clang 14).
+    auto& carol_opened = carol_told.first;
+    REQUIRE_MESSAGE(carol_opened.has_value(), error_message(carol_opened));
+    CHECK(carol_opened->channel_id == carol_invite.channel_id);
+    CHECK(carol_opened->state == ChannelState::kActive);
+    CHECK_FALSE(with_bob.ready());
+
+    ack(bob_invite, bob);
+    auto bob_told = with_bob.get();
+    auto& bob_opened = bob_told.first;
+    REQUIRE_MESSAGE(bob_opened.has_value(), error_message(bob_opened));
+    CHECK(bob_opened->channel_id == bob_invite.channel_id);
+    CHECK(bob_opened->state == ChannelState::kActive);
+  }
+
   TEST_CASE("create_channel's ack timeout is told without a waiting thread") {
     TestHub th;
     th.set_options([](engine::HubOptions& options) {

@@ -26,14 +26,15 @@ Timestamp SystemClock::now() const {
       std::chrono::system_clock::now());
 }
 
-std::string format_timestamp(Timestamp at) {
+namespace {
+
+std::string format_uncached(Timestamp at) {
   const auto day = std::chrono::floor<days>(at);
   const std::chrono::year_month_day date(day);
   const std::chrono::hh_mm_ss time(at - day);
   const int year = static_cast<int>(date.year());
   const auto micros = time.subseconds().count();
-  // YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00, written digit by digit: every
-  // envelope is stamped, so this runs once per post.
+  // YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00, written digit by digit.
   char buffer[48];
   char* out = buffer;
   auto digits = [&out](long long value, int width) {
@@ -64,6 +65,42 @@ std::string format_timestamp(Timestamp at) {
   }
   std::string_view zone = "+00:00";
   out = std::copy(zone.begin(), zone.end(), out);
+  return std::string(buffer, out);
+}
+
+// The text of a second in a four-digit year: "YYYY-MM-DDTHH:MM:SS".
+constexpr std::size_t kSecondText = 19;
+constexpr std::string_view kZone = "+00:00";
+
+}  // namespace
+
+std::string format_timestamp(Timestamp at) {
+  // Every envelope is stamped, so this runs once per post: each thread
+  // keeps the text of the last second it wrote, and a time in the same
+  // second writes only its microseconds. (Timestamp::min() is no whole
+  // second, so it marks an empty cache.)
+  thread_local Timestamp cached_second = Timestamp::min();
+  thread_local char cached_text[kSecondText];
+  const auto second = std::chrono::floor<std::chrono::seconds>(at);
+  if (second != cached_second) {
+    std::string text = format_uncached(second);
+    if (text.size() != kSecondText + kZone.size()) {
+      return format_uncached(at);  // a year not written in four characters
+    }
+    std::copy_n(text.data(), kSecondText, cached_text);
+    cached_second = second;
+  }
+  char buffer[kSecondText + 7 + kZone.size()];
+  char* out = std::copy_n(cached_text, kSecondText, buffer);
+  if (auto micros = (at - second).count(); micros != 0) {
+    *out++ = '.';
+    for (int i = 5; i >= 0; --i) {
+      out[i] = static_cast<char>('0' + micros % 10);
+      micros /= 10;
+    }
+    out += 6;
+  }
+  out = std::copy(kZone.begin(), kZone.end(), out);
   return std::string(buffer, out);
 }
 

@@ -65,17 +65,20 @@ void EnvelopeIdMinter::observe(std::string_view id) {
     nanos = nanos * 16 +
             static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
   }
-  std::lock_guard lock(mutex_);
-  if (nanos > last_nanos_) last_nanos_ = nanos;
+  std::uint64_t last = last_nanos_.load(std::memory_order_relaxed);
+  while (nanos > last && !last_nanos_.compare_exchange_weak(
+                             last, nanos, std::memory_order_relaxed)) {
+  }
 }
 
 std::string EnvelopeIdMinter::mint() {
-  std::uint64_t nanos = now_nanos();
-  {
-    std::lock_guard lock(mutex_);
-    if (nanos <= last_nanos_) nanos = last_nanos_ + 1;
-    last_nanos_ = nanos;
-  }
+  const std::uint64_t now = now_nanos();
+  std::uint64_t last = last_nanos_.load(std::memory_order_relaxed);
+  std::uint64_t nanos = 0;
+  do {
+    nanos = now > last ? now : last + 1;
+  } while (!last_nanos_.compare_exchange_weak(last, nanos,
+                                              std::memory_order_relaxed));
   return format_id(nanos);
 }
 

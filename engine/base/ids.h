@@ -3,8 +3,8 @@
 // random.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -34,8 +34,9 @@ class EnvelopeIdMinter {
   std::string mint();
 
  private:
-  std::mutex mutex_;
-  std::uint64_t last_nanos_ = 0;
+  // The largest time part minted or observed. Ids need no order with other
+  // memory, only among themselves: relaxed compare-exchange suffices.
+  std::atomic<std::uint64_t> last_nanos_ = 0;
 };
 
 }  // namespace parley::engine

@@ -280,21 +280,27 @@ Result<ChannelMetadata> ChannelLifecycle::handshake_outcome(
                         " closed during handshake: " + metadata.close_reason);
 }
 
-void ChannelLifecycle::folded() {
+void ChannelLifecycle::folded(const Commit& batch) {
+  if (blocking_waiters_ > 0) core_.lifecycle_changed.notify_all();
   std::vector<std::pair<std::shared_ptr<Waiter>, Result<ChannelMetadata>>>
       ready;
   {
     log::MutexLock lock(waiters_mutex_);
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (waiters_.empty()) return;
+    // A channel leaves pending only by an envelope on it (channels are
+    // never removed), so only the batch's channels can have finished their
+    // handshake: a fold costs nothing per handshake still waiting.
+    for (const Commit::StagedEnvelope& staged : batch.envelopes) {
+      auto it = waiters_.find(staged.envelope->channel_id);
+      if (it == waiters_.end()) continue;
       const ChannelEntry* channel = core_.state.channels.find(it->first);
       if (channel && channel->metadata.state == ChannelState::kPending) {
-        ++it;
         continue;
       }
       ready.emplace_back(
           it->second, channel ? handshake_outcome(channel->metadata)
                               : not_found("channel not found: " + it->first));
-      it = waiters_.erase(it);
+      waiters_.erase(it);
     }
   }
   for (auto& [waiter, outcome] : ready) {

@@ -73,9 +73,11 @@ class ChannelLifecycle {
                         std::string_view event_type, nlohmann::json data,
                         std::optional<std::vector<std::string>> audience) const;
 
-  // After a fold: completes the asynchronous handshakes whose channel is
-  // no longer pending, on the committer's thread.
-  void folded() REQUIRES(core_.state_mutex) EXCLUDES(waiters_mutex_);
+  // After `batch` is folded: wakes the blocking handshakes, and completes
+  // the asynchronous ones whose channel it took out of pending, on the
+  // committer's thread.
+  void folded(const Commit& batch) REQUIRES(core_.state_mutex)
+      EXCLUDES(waiters_mutex_);
   // For another hub part holding its own core's writer lock or state lock
   // exclusively: every part shares one HubCore, so this one's is held.
   void check_same_writer([[maybe_unused]] const HubCore& core) const

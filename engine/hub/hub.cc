@@ -186,8 +186,7 @@ Result<void> Hub::fold(Commit& batch) {
     delivery_->plan(channel->metadata, staged.envelope, i, batch.deliveries);
   }
   channels_->check_same_state(*core_);
-  channels_->folded();
-  core_->lifecycle_changed.notify_all();
+  channels_->folded(batch);
   return folded;
 }
 

@@ -54,7 +54,8 @@ struct HubCore {
   mutable log::SharedMutex state_mutex ACQUIRED_AFTER(writer);
   HubState state GUARDED_BY(state_mutex){adapters};
   // Notified (on state_mutex) whenever a fold may have changed a channel's
-  // lifecycle, and when the hub closes.
+  // lifecycle while a blocking create_channel waits, and when the hub
+  // closes.
   std::condition_variable_any lifecycle_changed;
   std::atomic<bool> closed = false;
 

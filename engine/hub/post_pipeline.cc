@@ -68,7 +68,7 @@ Result<std::string> PostPipeline::stage(const std::shared_ptr<Envelope>& posted,
   // One reading of the clock serves the rate limit and created_at.
   const Timestamp now = core_.clock->now();
   const bool rate_limited = is_rate_limited(envelope);
-  if (rate_limited) {
+  if (rate_limited) {  // also drops the bucket of a sender whose limit is off
     if (auto allowed = rate_limiter_.check(*sender, now); !allowed) {
       return std::unexpected(allowed.error());
     }
@@ -140,7 +140,9 @@ Result<std::string> PostPipeline::stage(const std::shared_ptr<Envelope>& posted,
                          metadata.pending_acks.front() == envelope.sender_id;
   // The batch holds nothing before this point: a staged post has spent its
   // token, if it is rate limited.
-  if (rate_limited) rate_limiter_.consume(envelope.sender_id);
+  if (rate_limited && sender->rule.limits.rate_per_minute > 0) {
+    rate_limiter_.consume(envelope.sender_id);
+  }
   batch.add_envelope(posted, /*hub_authored=*/false,
                      /*deliver=*/!ack && !reject);
   if (!idempotency_key.empty()) {

@@ -9,7 +9,7 @@ Result<void> RateLimiter::check(const AgentRecord& sender, Timestamp now) {
   log::MutexLock lock(mutex_);
   const auto& limits = sender.rule.limits;
   if (limits.rate_per_minute <= 0) {
-    buckets_.erase(sender.agent_id());
+    if (!buckets_.empty()) buckets_.erase(sender.agent_id());
     return {};
   }
   const double capacity = static_cast<double>(std::max<std::int64_t>(

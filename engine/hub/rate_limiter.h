@@ -29,7 +29,8 @@ class RateLimiter {
   // "sender '<name>' exceeded rate limit (<per_minute>/min, burst <b>)"
   // when it holds less than one token. Takes nothing: see consume().
   Result<void> check(const AgentRecord& sender, Timestamp now);
-  // Takes one token from a bucket check() just passed.
+  // Takes one token from a bucket check() just passed with a limit on (a
+  // sender without one has no bucket).
   void consume(std::string_view sender_id);
   // Gives back the token consume() took, for a post the log then refused.
   void refund(std::string_view sender_id);
