@@ -89,6 +89,8 @@ Result<void> GroupCommit::lead(const GroupPtr& group) {
   const std::vector<Member>& members = group->members;
   WriteResult written;
   if (!refused) {
+    for (const Member& member : members)
+      Sequencer::stamp_checksums(member.batch);
     const auto started = std::chrono::steady_clock::now();
     written = write_(members);
     if (written) {

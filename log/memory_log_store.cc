@@ -34,6 +34,7 @@ class MemoryLogStore final : public LogStore {
     if (auto assigned = sequencer_.assign(batch, lookups_); !assigned) {
       return std::unexpected(assigned.error());
     }
+    Sequencer::stamp_checksums(batch);
     for (const AppendEntry& entry : batch) {
       records_.push_back(entry.record);
       if (!entry.channel.empty()) {

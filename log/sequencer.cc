@@ -78,15 +78,21 @@ Result<void> Sequencer::assign(std::span<AppendEntry> batch,
     if (!entry.channel.empty()) {
       position.channel_sequence = ++last_channel_sequence_[entry.channel];
     }
-    schema::stamp_sequences(entry.record,
+    schema::write_sequences(entry.record,
                             {position.log_sequence, position.channel_sequence});
-    assert(!entry.freshly_built || schema::verify_record(entry.record));
     if (!entry.idempotency_key.empty()) {
       keys_in_flight_.insert(entry.idempotency_key);
     }
     entry.position = position;
   }
   return {};
+}
+
+void Sequencer::stamp_checksums(std::span<AppendEntry> batch) {
+  for (AppendEntry& entry : batch) {
+    schema::stamp_record_checksum(entry.record);
+    assert(!entry.freshly_built || schema::verify_record(entry.record));
+  }
 }
 
 }  // namespace parley::log

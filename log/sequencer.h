@@ -38,10 +38,16 @@ class Sequencer {
   static Result<void> check_entries(std::span<AppendEntry> batch);
 
   // Checks that no idempotency key of a batch that passed check_entries is
-  // in use, then numbers the batch (each entry's `position`) and stamps the
-  // records: their sequences, then their checksums over them
-  // (schema::stamp_sequences). On error nothing changed.
+  // in use, then numbers the batch (each entry's `position`) and writes the
+  // records' sequences (schema::write_sequences). On error nothing changed.
+  // The records' checksums are stale until stamp_checksums(): the backend
+  // stamps them before it writes them, outside the lock that orders its
+  // appends, since hashing a record takes longer than numbering it.
   Result<void> assign(std::span<AppendEntry> batch, const Lookups& lookups);
+  // Stamps each record's checksum over the sequences assign() wrote; the
+  // records pass schema::verify_record after. Thread safe for batches no
+  // other thread writes.
+  static void stamp_checksums(std::span<AppendEntry> batch);
 
   // The backend has made `key` durable: later checks find it through
   // Lookups::key_exists.

@@ -92,14 +92,20 @@ std::expected<RecordSequences, RecordFault> verify_record(
   return RecordSequences{root->log_sequence(), root->channel_sequence()};
 }
 
-bool stamp_sequences(std::span<char> record, RecordSequences sequences) {
+bool write_sequences(std::span<char> record, RecordSequences sequences) {
   Record* root = GetMutableRecord(record.data());
-  if (!root->mutate_log_sequence(sequences.log_sequence) ||
-      !root->mutate_channel_sequence(sequences.channel_sequence)) {
-    return false;
-  }
+  return root->mutate_log_sequence(sequences.log_sequence) &&
+         root->mutate_channel_sequence(sequences.channel_sequence);
+}
+
+void stamp_record_checksum(std::span<char> record) {
   const std::string_view bytes(record.data(), record.size());
   if (auto at = record_checksum_offset(bytes)) stamp_checksum(record, *at);
+}
+
+bool stamp_sequences(std::span<char> record, RecordSequences sequences) {
+  if (!write_sequences(record, sequences)) return false;
+  stamp_record_checksum(record);
   return true;
 }
 

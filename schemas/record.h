@@ -75,6 +75,11 @@ std::expected<RecordSequences, RecordFault> verify_record(
 // false when `record` lacks the sequence fields. `record` must already
 // have passed verify_record.
 bool stamp_sequences(std::span<char> record, RecordSequences sequences);
+// stamp_sequences in two steps: the sequences alone (the record fails
+// verify_record until its checksum is stamped), and then the checksum over
+// them, changing nothing in a record of schema 1 or 2.
+bool write_sequences(std::span<char> record, RecordSequences sequences);
+void stamp_record_checksum(std::span<char> record);
 // Whether stamp_sequences can write `record`'s sequences (it holds both
 // fields), changing nothing. `record` must already have passed
 // verify_record.

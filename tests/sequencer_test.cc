@@ -1,5 +1,6 @@
 // Sequencer (log/sequencer.h) as the backends drive it, hammered by many
-// appenders: check_entries outside the lock, assign under it. Log
+// appenders: check_entries outside the lock, assign under it, then
+// stamp_checksums. Log
 // sequences come out dense and unique, each channel's sequences dense and
 // in log order, the stamped records carry them, and a reused idempotency
 // key is refused without using up a sequence.
@@ -100,6 +101,27 @@ TEST_CASE("a freshly built record is still checked for its sequence fields") {
         "batch entry 0: not a valid log record (it has no sequence fields)");
 }
 
+TEST_CASE(
+    "assign writes a record's sequences and stamp_checksums its checksum") {
+  Sequencer sequencer(0);
+  const Sequencer::Lookups lookups{
+      .last_channel_sequence =
+          [](std::string_view) -> log::Result<std::uint64_t> { return 0; },
+      .key_exists = [](std::string_view) -> log::Result<bool> {
+        return false;
+      }};
+  std::vector<AppendEntry> batch{testing::text_entry("c", "a")};
+  REQUIRE(sequencer.assign(batch, lookups));
+  auto stale = schema::verify_record(batch[0].record);
+  REQUIRE_FALSE(stale.has_value());
+  CHECK(stale.error().kind == schema::RecordFault::Kind::kChecksumMismatch);
+  Sequencer::stamp_checksums(batch);
+  auto read = schema::verify_record(batch[0].record);
+  REQUIRE(read.has_value());
+  CHECK(read->log_sequence == 1);
+  CHECK(read->channel_sequence == 1);
+}
+
 TEST_CASE("concurrent appends get dense log and channel sequences") {
   Appenders shared;
   const Sequencer::Lookups lookups{
@@ -139,6 +161,8 @@ TEST_CASE("concurrent appends get dense log and channel sequences") {
           }
           continue;
         }
+        // The backend stamps the checksums before it writes the batch.
+        Sequencer::stamp_checksums(batch);
         for (std::size_t i = 0; i < batch.size(); ++i) {
           auto read = schema::verify_record(batch[i].record);
           CHECK(read);
