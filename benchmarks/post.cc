@@ -339,60 +339,100 @@ Run run_posters(BenchHub& bench, std::uint64_t ops) {
   return run;
 }
 
+// The pipelined poster's window. The poster counts a post in flight and a
+// completion counts it out, without a lock; the mutex serves the poster's
+// sleep, which a completion ends when the window has room again
+// (kRefillAt) or empties.
+struct Window {
+  explicit Window(std::uint64_t ops) : started(ops) {}
+
+  // Sleeps until `ready` holds; false if a post failed meanwhile.
+  template <typename Ready>
+  bool wait_for(const Ready& ready) {
+    std::unique_lock lock(mutex);
+    room.wait(lock, [&] { return ready() || failure; });
+    return !failure;
+  }
+
+  // Post `i`, posted at started[i], was told `posted`: its latency replaces
+  // its start. Completions run one at a time (the committer's rule), and
+  // only they count posts out.
+  void complete(std::uint64_t i, const engine::Result<std::string>& posted) {
+    started[i] = Clock::time_point(Clock::now() - started[i]);
+    if (!posted || in_flight == 1) {
+      // A failure, or the last post in flight: counted out and told under
+      // the mutex, since once the poster sees it the window may go.
+      const std::lock_guard lock(mutex);
+      if (!posted && !failure) {
+        failure = posted.error();
+        failed = true;
+      }
+      --in_flight;
+      room.notify_one();
+      return;
+    }
+    if (--in_flight == kRefillAt) {
+      // Taking the mutex orders this with a poster between its check and
+      // its sleep; notified after unlocking, so that the poster wakes to a
+      // free mutex. Posts still in flight keep the window.
+      { const std::lock_guard lock(mutex); }
+      room.notify_one();
+    }
+  }
+
+  std::atomic<std::size_t> in_flight = 0;
+  std::atomic<bool> failed = false;  // failure is set
+  std::mutex mutex;
+  std::condition_variable room;          // on mutex
+  std::optional<engine::Error> failure;  // guarded by mutex
+  // Each post's start, then its latency (as a time since the epoch).
+  std::vector<Clock::time_point> started;
+};
+
 // One thread keeps kPipelineDepth posts in flight through the
 // completion-style post_envelope, post i on channel i % channels with the
 // channel's senders alternating; the committer keeps each channel's posts
-// in submission order.
+// in submission order. A completion captures two words, which
+// std::function keeps in place: the poster allocates only the envelope.
 Run run_pipelined(BenchHub& bench, std::uint64_t ops) {
   const auto& channels = bench.channels();
   const std::vector<engine::FlexBytes> texts = text_pool();
-  std::mutex mutex;
-  std::condition_variable room;
-  std::size_t in_flight = 0;             // guarded by mutex
-  std::optional<engine::Error> failure;  // guarded by mutex
-  std::vector<Clock::duration> latencies(ops);
+  Window window(ops);
   const double cpu_start = process_cpu_seconds();
   const Clock::time_point begin = Clock::now();
-  for (std::uint64_t i = 0; i < ops; ++i) {
-    {
-      std::unique_lock lock(mutex);
-      room.wait(lock, [&] { return in_flight < kPipelineDepth || failure; });
-      if (failure) break;
-      ++in_flight;
+  for (std::uint64_t i = 0; i < ops && !window.failed; ++i) {
+    if (window.in_flight == kPipelineDepth &&
+        !window.wait_for([&] { return window.in_flight <= kRefillAt; })) {
+      break;
     }
+    ++window.in_flight;
     const BenchHub::Channel& channel = channels[i % channels.size()];
     engine::Envelope envelope;
     envelope.channel_id = channel.id;
     envelope.sender_id = channel.participants[(i / channels.size()) % 2];
     envelope.event_type = std::string(ev::kText);
     envelope.event_data = texts[i % texts.size()];
-    const Clock::time_point start = Clock::now();
+    window.started[i] = Clock::now();
     bench.hub().post_envelope(
-        std::move(envelope), [&, i, start](engine::Result<std::string> posted) {
-          latencies[i] = Clock::now() - start;
-          std::unique_lock lock(mutex);
-          if (!posted && !failure) failure = posted.error();
-          --in_flight;
-          if (in_flight == 0 || failure) {
-            // Under the lock: once the poster sees this, `room` may go.
-            room.notify_one();
-          } else if (in_flight == kRefillAt) {
-            // After unlocking, so that the poster wakes to a free mutex.
-            // Completions run one at a time, in order (the committer's), so
-            // the last one (which notifies under the lock) comes after.
-            lock.unlock();
-            room.notify_one();
-          }
+        std::move(envelope),
+        [window = &window, i](engine::Result<std::string> posted) {
+          window->complete(i, posted);
         });
   }
-  {
-    std::unique_lock lock(mutex);
-    room.wait(lock, [&] { return in_flight == 0; });
-    if (failure) throw BenchmarkError("post_envelope: " + failure->message);
+  if (!window.wait_for([&] { return window.in_flight == 0; }) ||
+      window.failed) {
+    // Completions still running may touch the window.
+    while (window.in_flight != 0) std::this_thread::yield();
+    const std::lock_guard lock(window.mutex);
+    throw BenchmarkError("post_envelope: " + window.failure->message);
   }
-  return {.seconds = seconds_since(begin),
-          .cpu_seconds = process_cpu_seconds() - cpu_start,
-          .latencies = std::move(latencies)};
+  Run run{.seconds = seconds_since(begin),
+          .cpu_seconds = process_cpu_seconds() - cpu_start};
+  run.latencies.reserve(ops);
+  for (const Clock::time_point latency : window.started) {
+    run.latencies.push_back(latency.time_since_epoch());
+  }
+  return run;
 }
 
 // Every channel folded exactly its texts; every text was delivered once.
