@@ -60,6 +60,10 @@ struct Commit {
     std::function<void(HubListener&)> tell;
   };
   InPlaceVector<StagedEvent> events;
+  // A participant's substantive post (the first staged envelope): once
+  // durable, its sender's pending-inbox count drops by one, as posting
+  // proves it drains its inbox.
+  bool drains_sender = false;
 
   // `record` made just now by a builder of engine/records/log_records.h.
   void add(std::string record) {

@@ -119,17 +119,36 @@ Result<void> Delivery::check_inboxes(const ChannelMetadata& metadata,
   return {};
 }
 
-void Delivery::drained_by(std::string_view agent_id) {
-  log::MutexLock lock(mutex_);
-  if (auto it = pending_inbox_.find(agent_id);
-      it != pending_inbox_.end() && it->second > 0) {
-    --it->second;
-  }
-}
-
 void Delivery::publish(const Commit& batch) {
   const std::span<const PlannedDelivery> deliveries(batch.deliveries.data(),
                                                     batch.deliveries.size());
+  // The batch's counts move under one hold of the mutex: its sender's drain
+  // (before its deliveries, as a post drains before it is dispatched), then
+  // each delivery's. Subscribers and listeners run after, the mutex free.
+  Bound bound(deliveries.size());
+  {
+    log::MutexLock lock(mutex_);
+    if (batch.drains_sender) {
+      const std::string& sender = batch.envelopes.front().envelope->sender_id;
+      if (auto it = pending_inbox_.find(sender);
+          it != pending_inbox_.end() && it->second > 0) {
+        --it->second;
+      }
+    }
+    for (std::size_t i = 0; i < deliveries.size(); ++i) {
+      const PlannedDelivery& delivery = deliveries[i];
+      auto it = subscribers_.find(delivery.recipient_id);
+      if (it == subscribers_.end()) continue;  // offline: replay catches up
+      bound[i].callback = it->second;
+      if (delivery.substantive) {
+        const std::int64_t count = ++pending_inbox_[delivery.recipient_id];
+        if (delivery.inbox_cap > 0 && delivery.high_water > 0 &&
+            count == delivery.high_water) {
+          bound[i].pressure = count;
+        }
+      }
+    }
+  }
   std::size_t next_event = 0;
   std::size_t next_delivery = 0;
   auto tell_until = [&](std::size_t staged) {
@@ -138,56 +157,43 @@ void Delivery::publish(const Commit& batch) {
       core_.tell(batch.events[next_event++].tell);
     }
   };
+  auto deliver_until = [&](std::size_t end) {
+    for (; next_delivery < end; ++next_delivery) {
+      deliver(deliveries[next_delivery], bound[next_delivery]);
+    }
+  };
   for (std::size_t staged = 0; staged < batch.envelopes.size(); ++staged) {
     tell_until(staged);
     std::size_t end = next_delivery;
     while (end < deliveries.size() && deliveries[end].staged == staged) ++end;
-    deliver(deliveries.subspan(next_delivery, end - next_delivery));
-    next_delivery = end;
+    deliver_until(end);
   }
-  deliver(deliveries.subspan(next_delivery));
+  deliver_until(deliveries.size());
   tell_until(batch.envelopes.size());
 }
 
-// A substantive delivery to a bound recipient raises its pending count;
-// crossing the high-water mark from below signals pressure. A subscriber
-// that throws fails only its own delivery (on_dispatch_failed).
-void Delivery::deliver(std::span<const PlannedDelivery> deliveries) {
-  for (const PlannedDelivery& delivery : deliveries) {
-    std::shared_ptr<const DeliveryCallback> callback;
-    std::optional<std::int64_t> pressure;
-    {
-      log::MutexLock lock(mutex_);
-      auto it = subscribers_.find(delivery.recipient_id);
-      if (it == subscribers_.end()) continue;  // offline: replay catches up
-      callback = it->second;
-      if (delivery.substantive) {
-        const std::int64_t count = ++pending_inbox_[delivery.recipient_id];
-        if (delivery.inbox_cap > 0 && delivery.high_water > 0 &&
-            count == delivery.high_water) {
-          pressure = count;
-        }
-      }
-    }
-    auto failed = [&](const std::string& what) {
-      core_.tell([&](HubListener& listener) {
-        listener.on_dispatch_failed(*delivery.envelope, delivery.recipient_id,
-                                    what);
-      });
-    };
-    try {
-      (*callback)(delivery.recipient_id, delivery.envelope);
-    } catch (const std::exception& error) {
-      failed(error.what());
-    } catch (...) {
-      failed("unknown error");
-    }
-    if (pressure) {
-      core_.tell([&](HubListener& listener) {
-        listener.on_inbox_pressure(delivery.recipient_id, *pressure,
-                                   delivery.inbox_cap);
-      });
-    }
+// A subscriber that throws fails only its own delivery (on_dispatch_failed).
+void Delivery::deliver(const PlannedDelivery& delivery,
+                       const BoundDelivery& bound) {
+  if (!bound.callback) return;
+  auto failed = [&](const std::string& what) {
+    core_.tell([&](HubListener& listener) {
+      listener.on_dispatch_failed(*delivery.envelope, delivery.recipient_id,
+                                  what);
+    });
+  };
+  try {
+    (*bound.callback)(delivery.recipient_id, delivery.envelope);
+  } catch (const std::exception& error) {
+    failed(error.what());
+  } catch (...) {
+    failed("unknown error");
+  }
+  if (bound.pressure) {
+    core_.tell([&](HubListener& listener) {
+      listener.on_inbox_pressure(delivery.recipient_id, *bound.pressure,
+                                 delivery.inbox_cap);
+    });
   }
 }
 

@@ -7,11 +7,13 @@
 // held while a subscriber or listener runs.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cassert>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,19 +68,27 @@ class Delivery {
           ASSERT_SHARED_CAPABILITY(core_.state_mutex) {
     assert(&core == &core_);
   }
-  // A substantive post by `agent_id` proves it drains its inbox: its
-  // pending count drops by one (never below 0).
-  void drained_by(std::string_view agent_id);
-
   // Delivers a durable batch's envelopes and tells its listener events,
-  // interleaved as Commit::StagedEvent::after says.
+  // interleaved as Commit::StagedEvent::after says. A substantive delivery
+  // to a bound recipient raises its pending count, and crossing the
+  // high-water mark from below signals pressure; a batch that drains its
+  // sender (Commit::drains_sender) first drops the sender's count by one,
+  // never below 0.
   void publish(const Commit& batch);
 
   // Pending counts per agent, for health().
   std::map<std::string, std::int64_t, std::less<>> pending_inbox() const;
 
  private:
-  void deliver(std::span<const PlannedDelivery> deliveries);
+  // What publish() found for one delivery under the mutex: the bound
+  // recipient's callback (none: offline) and the count that crossed its
+  // high-water mark, if this delivery did.
+  struct BoundDelivery {
+    std::shared_ptr<const DeliveryCallback> callback;
+    std::optional<std::int64_t> pressure;
+  };
+  using Bound = boost::container::small_vector<BoundDelivery, 1>;
+  void deliver(const PlannedDelivery& delivery, const BoundDelivery& bound);
 
   HubCore& core_;
   mutable log::Mutex mutex_;

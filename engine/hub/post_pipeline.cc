@@ -22,17 +22,10 @@ void PostPipeline::Post::Settle::operator()(const Commit& batch,
   if (batch.empty()) return;  // refused, or an idempotent retry
   pipeline->forget_in_flight(batch);
   const Envelope& staged = *batch.envelopes.front().envelope;
-  if (!posted) {
-    // Refused before the log took it: the token stage() spent (it staged
-    // the post) is given back.
-    if (!sequenced && is_rate_limited(staged)) {
-      pipeline->rate_limiter_.refund(staged.sender_id);
-    }
-    return;
-  }
-  // Posting anything substantive proves the sender drains its inbox.
-  if (!event_type::is_protocol(staged.event_type)) {
-    pipeline->delivery_.drained_by(staged.sender_id);
+  // Refused before the log took it: the token stage() spent (it staged the
+  // post) is given back.
+  if (!posted && !sequenced && is_rate_limited(staged)) {
+    pipeline->rate_limiter_.refund(staged.sender_id);
   }
 }
 
@@ -145,6 +138,7 @@ Result<std::string> PostPipeline::stage(const std::shared_ptr<Envelope>& posted,
   }
   batch.add_envelope(posted, /*hub_authored=*/false,
                      /*deliver=*/!ack && !reject);
+  batch.drains_sender = substantive;
   if (!idempotency_key.empty()) {
     stage_idempotency_key(batch, std::move(idempotency_key));
   }
