@@ -1,5 +1,7 @@
 #include "engine/hub/arbiter.h"
 
+#include <algorithm>
+
 #include "engine/registry/glob.h"
 
 namespace parley::engine {
@@ -82,10 +84,12 @@ Result<void> RuleBasedArbiter::authorize_inbox(const AgentRecord& recipient,
 bool RuleBasedArbiter::authorize_dispatch(const Registry& registry,
                                           const Envelope& envelope,
                                           const AgentRecord& recipient) const {
+  const std::vector<std::string>& inbound = recipient.rule.access.inbound_from;
+  // `*` (the default) admits every sender, whatever its name.
+  if (std::ranges::find(inbound, "*") != inbound.end()) return true;
   const AgentRecord* sender = registry.find(envelope.sender_id);
-  return matches_any(recipient.rule.access.inbound_from,
-                     sender ? std::string_view(sender->passport.name)
-                            : std::string_view(envelope.sender_id));
+  return matches_any(inbound, sender ? std::string_view(sender->passport.name)
+                                     : std::string_view(envelope.sender_id));
 }
 
 Result<void> RuleBasedArbiter::authorize_channel_open(
