@@ -2,7 +2,9 @@
 // batches are sequenced under one mutex into the open group; one thread
 // leads each group, the first that needs it written (an append() waiting
 // for its batch, a flush()) once no other leader is active. The leader
-// seals the group, has the backend write it as one unit, hands the lead to
+// seals the group, stamps its records' checksums (outside the mutex the
+// appenders need: hashing a record takes longer than numbering it), has
+// the backend write it as one unit, hands the lead to
 // the next group's claimant, tells every deferred member and wakes the
 // waiters with one futex call. What "one unit" is (a WriteBatch with one
 // sync, a transaction) is the backend's.
@@ -30,8 +32,9 @@ namespace parley::log {
 
 class GroupCommit {
  public:
-  // One batch of a group: the appender's entries (alive and unchanged
-  // until the group is done), each with the position it was given.
+  // One batch of a group: the appender's entries (alive until the group is
+  // done, and changed by no one but the leader, which stamps each record's
+  // checksum field), each with the position it was given.
   struct Member {
     std::span<AppendEntry> batch;
     LogStore::DurableCallback on_durable;  // append_deferred() only
@@ -48,7 +51,8 @@ class GroupCommit {
   // failure, nothing the store will ever read back, except after a
   // resumable failure whose outcome is unknown (a database connection lost
   // with COMMIT in flight), when resume()'s reopen reads what is durable.
-  // Called by one leader at a time, without the mutex.
+  // Called by one leader at a time, without the mutex, once every record's
+  // checksum is stamped.
   using WriteGroup = std::function<WriteResult(const std::vector<Member>&)>;
   // Reopens the backend after a resumable failure: the last durable log
   // sequence, or why not. A transient error (is_transient) keeps appends

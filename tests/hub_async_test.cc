@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +57,40 @@ engine::Envelope text(std::string_view channel, std::string_view sender,
   envelope.event_data = engine::to_flex(json{{"text", body}}).value();
   return envelope;
 }
+
+// The invite in `invitee`'s inbox, waited for up to 3 s; nullopt if none
+// came.
+std::optional<engine::Envelope> invite_to(TestHub& th,
+                                          const std::string& invitee) {
+  for (int i = 0; i < 3000; ++i) {
+    for (const auto& envelope : th.inbox(invitee)) {
+      if (envelope.event_type == engine::event_type::kChannelInvite) {
+        return envelope;
+      }
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return std::nullopt;
+}
+
+// A TestHub whose create_channel waits 30 s for acks, with alice and the
+// silent invitees `names` registered (in that order after her).
+struct Handshakes {
+  explicit Handshakes(std::initializer_list<const char*> names) {
+    th.set_options([](engine::HubOptions& options) {
+      options.invite_ack_timeout = std::chrono::seconds(30);
+    });
+    th.restart();
+    alice = th.add_agent("alice");
+    for (const char* name : names) {
+      invitees.push_back(th.add_agent(name));
+      th.set_invitee(invitees.back(), TestHub::Invitee::kSilent);
+    }
+  }
+  TestHub th;
+  std::string alice;
+  std::vector<std::string> invitees;
+};
 
 // A store whose flushes, once held, wait for release() on every thread but
 // the one that held them: the hub's log thread stops writing its groups,
@@ -211,14 +246,10 @@ TEST_SUITE("hub_async") {
 
   TEST_CASE(
       "create_channel returns at once and completes when the invitee acks") {
-    TestHub th;
-    th.set_options([](engine::HubOptions& options) {
-      options.invite_ack_timeout = std::chrono::seconds(30);
-    });
-    th.restart();
-    const std::string alice = th.add_agent("alice");
-    const std::string bob = th.add_agent("bob");
-    th.set_invitee(bob, TestHub::Invitee::kSilent);
+    Handshakes h({"bob"});
+    TestHub& th = h.th;
+    const std::string& alice = h.alice;
+    const std::string& bob = h.invitees[0];
 
     Told<ChannelMetadata> told;
     th.hub().create_channel({.creator_id = alice,
@@ -226,15 +257,7 @@ TEST_SUITE("hub_async") {
                              .participants = {bob}},
                             told.done());
     // The caller is free while the handshake waits: find the invite, ack it.
-    std::optional<engine::Envelope> invite;
-    for (int i = 0; i < 3000 && !invite; ++i) {
-      for (const auto& envelope : th.inbox(bob)) {
-        if (envelope.event_type == engine::event_type::kChannelInvite) {
-          invite = envelope;
-        }
-      }
-      if (!invite) std::this_thread::sleep_for(1ms);
-    }
+    const std::optional<engine::Envelope> invite = invite_to(th, bob);
     REQUIRE(invite.has_value());
     CHECK_FALSE(told.ready());
     Told<std::string> acked;
@@ -256,34 +279,26 @@ TEST_SUITE("hub_async") {
   TEST_CASE(
       "an invitee's ack completes its own channel's create_channel and no "
       "other") {
-    TestHub th;
-    th.set_options([](engine::HubOptions& options) {
-      options.invite_ack_timeout = std::chrono::seconds(30);
-    });
-    th.restart();
-    const std::string alice = th.add_agent("alice");
-    const std::string bob = th.add_agent("bob");
-    const std::string carol = th.add_agent("carol");
-    th.set_invitee(bob, TestHub::Invitee::kSilent);
-    th.set_invitee(carol, TestHub::Invitee::kSilent);
-    auto invite_to = [&th](const std::string& invitee) {
-      for (int i = 0; i < 3000; ++i) {
-        for (const auto& envelope : th.inbox(invitee)) {
-          if (envelope.event_type == engine::event_type::kChannelInvite) {
-            return envelope;
-          }
-        }
-        std::this_thread::sleep_for(1ms);
-      }
-      FAIL("no invite for " << invitee);
-      return engine::Envelope{};
-    };
+    Handshakes h({"bob", "carol"});
+    TestHub& th = h.th;
+    const std::string& alice = h.alice;
+    const std::string& bob = h.invitees[0];
+    const std::string& carol = h.invitees[1];
     auto ack = [&th](const engine::Envelope& invite, const std::string& by) {
       Told<std::string> acked;
       th.hub().post_envelope(engine::invite_reply(invite, by, std::nullopt),
                              acked.done());
       auto told = acked.get();
       REQUIRE_MESSAGE(told.first.has_value(), error_message(told.first));
+    };
+    auto expect_opened = [](Told<ChannelMetadata>& told,
+                            const engine::Envelope& invite) {
+      auto told_now = told.get();
+      // A reference, not a binding: the message captures it (clang 14).
+      auto& opened = told_now.first;
+      REQUIRE_MESSAGE(opened.has_value(), error_message(opened));
+      CHECK(opened->channel_id == invite.channel_id);
+      CHECK(opened->state == ChannelState::kActive);
     };
 
     Told<ChannelMetadata> with_bob;
@@ -296,24 +311,16 @@ TEST_SUITE("hub_async") {
                              .manifest_type = "conversation",
                              .participants = {carol}},
                             with_carol.done());
-    const engine::Envelope bob_invite = invite_to(bob);
-    const engine::Envelope carol_invite = invite_to(carol);
+    const std::optional<engine::Envelope> bob_invite = invite_to(th, bob);
+    const std::optional<engine::Envelope> carol_invite = invite_to(th, carol);
+    REQUIRE(bob_invite.has_value());
+    REQUIRE(carol_invite.has_value());
 
-    ack(carol_invite, carol);
-    auto carol_told = with_carol.get();
-    // A reference, not a binding: the message captures it (clang 14).
-    auto& carol_opened = carol_told.first;
-    REQUIRE_MESSAGE(carol_opened.has_value(), error_message(carol_opened));
-    CHECK(carol_opened->channel_id == carol_invite.channel_id);
-    CHECK(carol_opened->state == ChannelState::kActive);
+    ack(*carol_invite, carol);
+    expect_opened(with_carol, *carol_invite);
     CHECK_FALSE(with_bob.ready());
-
-    ack(bob_invite, bob);
-    auto bob_told = with_bob.get();
-    auto& bob_opened = bob_told.first;
-    REQUIRE_MESSAGE(bob_opened.has_value(), error_message(bob_opened));
-    CHECK(bob_opened->channel_id == bob_invite.channel_id);
-    CHECK(bob_opened->state == ChannelState::kActive);
+    ack(*bob_invite, bob);
+    expect_opened(with_bob, *bob_invite);
   }
 
   TEST_CASE("create_channel's ack timeout is told without a waiting thread") {
