@@ -28,6 +28,16 @@ Timestamp SystemClock::now() const {
 
 namespace {
 
+// Writes `value` as `width` decimal digits at `out` and moves `out` past
+// them.
+void write_digits(char*& out, long long value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  out += width;
+}
+
 std::string format_uncached(Timestamp at) {
   const auto day = std::chrono::floor<days>(at);
   const std::chrono::year_month_day date(day);
@@ -38,11 +48,7 @@ std::string format_uncached(Timestamp at) {
   char buffer[48];
   char* out = buffer;
   auto digits = [&out](long long value, int width) {
-    for (int i = width - 1; i >= 0; --i) {
-      out[i] = static_cast<char>('0' + value % 10);
-      value /= 10;
-    }
-    out += width;
+    write_digits(out, value, width);
   };
   if (year >= 0 && year <= 9999) {
     digits(year, 4);
@@ -92,13 +98,9 @@ std::string format_timestamp(Timestamp at) {
   }
   char buffer[kSecondText + 7 + kZone.size()];
   char* out = std::copy_n(cached_text, kSecondText, buffer);
-  if (auto micros = (at - second).count(); micros != 0) {
+  if (const auto micros = (at - second).count(); micros != 0) {
     *out++ = '.';
-    for (int i = 5; i >= 0; --i) {
-      out[i] = static_cast<char>('0' + micros % 10);
-      micros /= 10;
-    }
-    out += 6;
+    write_digits(out, micros, 6);
   }
   out = std::copy(kZone.begin(), kZone.end(), out);
   return std::string(buffer, out);

@@ -40,9 +40,7 @@ bool await_briefly(const Ready& ready) {
   do {
     for (int i = 0; i < 32; ++i) {
       if (ready()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      log::cpu_relax();
     }
   } while (std::chrono::steady_clock::now() < until);
   return false;
