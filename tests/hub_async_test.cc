@@ -230,6 +230,35 @@ TEST_SUITE("hub_async") {
     store->release();
   }
 
+  TEST_CASE(
+      "a completion-style post is staged before the call returns when no "
+      "other thread stages") {
+    TestHub th;
+    std::shared_ptr<HeldFlushStore> store;
+    th.set_options([&](engine::HubOptions& options) {
+      store = std::make_shared<HeldFlushStore>(std::move(options.store));
+      options.store = store;
+    });
+    th.restart();
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    auto channel = th.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+
+    store->hold();
+    Told<std::string> told;
+    th.hub().post_envelope(text(channel->channel_id, alice, "hi"), told.done());
+    // Folded on this thread, with no hop to the committer's; not yet told,
+    // as the held log thread has not written it.
+    CHECK(th.state(channel->channel_id)["turn_count"] == 1);
+    CHECK_FALSE(told.ready());
+    store->release();
+    auto posted_told = told.get();
+    auto& posted = posted_told.first;
+    REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
+    CHECK(posted_told.second != std::this_thread::get_id());
+  }
+
   TEST_CASE("a completion-style refusal is the blocking call's refusal") {
     TestHub th;
     const std::string alice = th.add_agent("alice");

@@ -178,21 +178,29 @@ void Committer::run(Request& request) {
   // by other threads at any moment: it is not read again here.
   queue_.push(&request);
   if (blocking) {
-    drain(Flush::kHere);
+    drain(Flush::kHere, Extent::kUntilIdle);
     request.done.wait();
     request.complete(request.outcome());
-  } else if (!drain_posted_.exchange(true)) {
-    post([this] {
-      drain_posted_ = false;
-      drain(Flush::kLogThread);
-    });
+  } else if (log_thread_of == this) {
+    // The log thread writes and completes; it never stages.
+    drain_on_thread();
+  } else {
+    drain(Flush::kLogThread, Extent::kOneRound);
   }
+}
+
+void Committer::drain_on_thread() {
+  if (drain_posted_.exchange(true)) return;
+  post([this] {
+    drain_posted_ = false;
+    drain(Flush::kLogThread, Extent::kUntilIdle);
+  });
 }
 
 // Every queued change is taken by some thread: a thread that finds the role
 // taken has queued before the drainer gives the role up, and the drainer
 // looks at the queue again after giving it up (MpscQueue's ordering).
-void Committer::drain(Flush flush) {
+void Committer::drain(Flush flush, Extent extent) {
   for (;;) {
     std::size_t taken = 0;
     bool sequenced = false;
@@ -227,6 +235,7 @@ void Committer::drain(Flush flush) {
       (void)store_.flush();
     }
     if (taken < kMaxChangesPerFlush) return;
+    if (extent == Extent::kOneRound) return drain_on_thread();
   }
 }
 
@@ -430,7 +439,7 @@ void Committer::count_audit_bytes(const Commit& batch) {
 void Committer::close() {
   if (closed_.exchange(true)) return;
   // Whatever is queued is refused; what is sequenced becomes durable.
-  drain(Flush::kHere);
+  drain(Flush::kHere, Extent::kUntilIdle);
   (void)store_.flush();
   if (!thread_->thread.joinable()) return;
   {

@@ -9,13 +9,16 @@
 // Changes queue on a lock-free queue. A blocking caller (apply) runs the
 // queue itself when nobody else does and writes the log group itself, so a
 // lone caller pays no thread hop; it then publishes its batch and returns
-// on its own thread. An asynchronous change (submit) never blocks its
-// caller: the committer's own thread runs the queue and hands the group
-// commit to the log thread, so staging the next changes overlaps writing
-// (and syncing) the last ones; the change completes (settle, publish,
-// done) once its batch is durable: on the log thread as it tells the group
-// durable (no hop back), or on the committer's thread when the change's
-// staging ended after its group was written. Either way one thread at a
+// on its own thread. An asynchronous change (submit) never waits for the
+// log: its caller runs the queue too when nobody else does, one round at
+// most (what a full round leaves, and a change submitted on the log
+// thread, the committer's own thread runs), and hands the group commit to
+// the log thread, so staging the next changes overlaps writing (and
+// syncing) the last ones with no thread hop before staging; the change
+// completes (settle, publish, done) once its batch is durable: on the log
+// thread as it tells the group durable (no hop back), or on the
+// committer's thread when the change's staging ended after its group was
+// written. Either way one thread at a
 // time completes, in the order the changes finished, so a channel's
 // envelopes are published in log order. Callbacks reached from an
 // asynchronous completion (subscribers, listeners) must not block.
@@ -81,9 +84,10 @@ class Committer {
   template <ChangeLike C>
   Result<ChangeValue<C>> apply(C change);
 
-  // Runs `change` without blocking; `done` is told the outcome on the log
-  // thread or the committer's (at once, on the calling thread, when the
-  // hub is closed). Thread-safe. The request keeps `change` and `done` as
+  // Runs `change` without waiting for the log (the calling thread may
+  // stage it, and other queued changes, under the writer lock); `done` is
+  // told the outcome on the log thread or the committer's (at once, on the
+  // calling thread, when the hub is closed). Thread-safe. The request keeps `change` and `done` as
   // they are: a hot path that passes its own callable types (a post) makes
   // one allocation for all of it, where std::functions would make one each.
   template <ChangeLike C, typename Tell = Done<ChangeValue<C>>>
@@ -164,9 +168,16 @@ class Committer {
     kHere,       // on the draining thread, before drain() returns
     kLogThread,  // on the log thread; drain() returns at once
   };
+  // How long a drain goes on while changes keep coming.
+  enum class Extent {
+    kUntilIdle,  // round after round, until one takes fewer than its most
+    kOneRound,   // one round; what a full one leaves, the committer's thread
+  };
   // Runs every queued change unless another thread is doing so, then has
   // the log write them.
-  void drain(Flush flush);
+  void drain(Flush flush, Extent extent);
+  // Has the committer's thread drain, unless a drain already waits there.
+  void drain_on_thread();
   // Stage, append and fold of one request; whether the log took its batch.
   bool sequence(Request& request) REQUIRES(writer_);
   // Ends `parts` of a request's two (the pipeline's and the log's); the
