@@ -116,6 +116,26 @@ class HeldFlushStore final : public log::ForwardingLogStore {
   std::shared_future<void> released_ = release_.get_future().share();
 };
 
+// A TestHub on a HeldFlushStore, with alice and bob in a conversation.
+struct HeldConversation {
+  HeldConversation() {
+    th.set_options([this](engine::HubOptions& options) {
+      store = std::make_shared<HeldFlushStore>(std::move(options.store));
+      options.store = store;
+    });
+    th.restart();
+    alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    auto channel = th.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+    channel_id = channel->channel_id;
+  }
+  TestHub th;
+  std::shared_ptr<HeldFlushStore> store;
+  std::string alice;
+  std::string channel_id;
+};
+
 }  // namespace
 
 TEST_SUITE("hub_async") {
@@ -195,31 +215,25 @@ TEST_SUITE("hub_async") {
 
   TEST_CASE(
       "read_wal returns a post the state shows before its group is written") {
-    TestHub th;
-    std::shared_ptr<HeldFlushStore> store;
-    th.set_options([&](engine::HubOptions& options) {
-      store = std::make_shared<HeldFlushStore>(std::move(options.store));
-      options.store = store;
-    });
-    th.restart();
-    const std::string alice = th.add_agent("alice");
-    const std::string bob = th.add_agent("bob");
-    auto channel = th.open(alice, "conversation", {bob});
-    REQUIRE(channel.has_value());
+    HeldConversation held;
+    TestHub& th = held.th;
+    HeldFlushStore& store = *held.store;
+    const std::string& alice = held.alice;
+    const std::string& channel_id = held.channel_id;
 
-    store->hold();
+    store.hold();
     Told<std::string> told;
-    th.hub().post_envelope(text(channel->channel_id, alice, "hi"), told.done());
+    th.hub().post_envelope(text(channel_id, alice, "hi"), told.done());
     // The state folds the post when it is sequenced; the log thread, held,
     // has not written it.
     const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (th.state(channel->channel_id)["turn_count"] != 1 &&
+    while (th.state(channel_id)["turn_count"] != 1 &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(1ms);
     }
-    REQUIRE(th.state(channel->channel_id)["turn_count"] == 1);
+    REQUIRE(th.state(channel_id)["turn_count"] == 1);
 
-    const auto wal = th.wal(channel->channel_id);
+    const auto wal = th.wal(channel_id);
     REQUIRE_FALSE(wal.empty());
     CHECK(engine::flex_to_json(wal.back().event_data)["text"] == "hi");
     // Reading it made it durable.
@@ -227,36 +241,58 @@ TEST_SUITE("hub_async") {
     auto& posted = posted_told.first;
     REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
     CHECK(wal.back().envelope_id == *posted);
-    store->release();
+    store.release();
   }
 
   TEST_CASE(
       "a completion-style post is staged before the call returns when no "
       "other thread stages") {
+    HeldConversation held;
+    TestHub& th = held.th;
+    HeldFlushStore& store = *held.store;
+    const std::string& alice = held.alice;
+    const std::string& channel_id = held.channel_id;
+
+    store.hold();
+    Told<std::string> told;
+    th.hub().post_envelope(text(channel_id, alice, "hi"), told.done());
+    // Folded on this thread, with no hop to the committer's; not yet told,
+    // as the held log thread has not written it.
+    CHECK(th.state(channel_id)["turn_count"] == 1);
+    CHECK_FALSE(told.ready());
+    store.release();
+    auto posted_told = told.get();
+    auto& posted = posted_told.first;
+    REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
+    CHECK(posted_told.second != std::this_thread::get_id());
+  }
+
+  TEST_CASE(
+      "completion-style posts made in a submission batch are staged when it "
+      "ends") {
     TestHub th;
-    std::shared_ptr<HeldFlushStore> store;
-    th.set_options([&](engine::HubOptions& options) {
-      store = std::make_shared<HeldFlushStore>(std::move(options.store));
-      options.store = store;
-    });
-    th.restart();
     const std::string alice = th.add_agent("alice");
     const std::string bob = th.add_agent("bob");
     auto channel = th.open(alice, "conversation", {bob});
     REQUIRE(channel.has_value());
 
-    store->hold();
-    Told<std::string> told;
-    th.hub().post_envelope(text(channel->channel_id, alice, "hi"), told.done());
-    // Folded on this thread, with no hop to the committer's; not yet told,
-    // as the held log thread has not written it.
-    CHECK(th.state(channel->channel_id)["turn_count"] == 1);
-    CHECK_FALSE(told.ready());
-    store->release();
-    auto posted_told = told.get();
-    auto& posted = posted_told.first;
-    REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
-    CHECK(posted_told.second != std::this_thread::get_id());
+    std::vector<Told<std::string>> told(3);
+    {
+      const engine::Hub::SubmissionBatch batch(th.hub());
+      for (auto& one : told) {
+        th.hub().post_envelope(text(channel->channel_id, alice, "hi"),
+                               one.done());
+      }
+      // Queued only: nothing staged while the batch is open.
+      CHECK(th.state(channel->channel_id)["turn_count"] == 0);
+    }
+    // Staged on this thread as the batch ended.
+    CHECK(th.state(channel->channel_id)["turn_count"] == 3);
+    for (auto& one : told) {
+      auto posted_told = one.get();
+      auto& posted = posted_told.first;
+      REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
+    }
   }
 
   TEST_CASE("a completion-style refusal is the blocking call's refusal") {

@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <thread>
+#include <utility>
 
 #include "log/mutex.h"
 #include "log/thread_annotations.h"
@@ -28,6 +29,12 @@ constexpr std::size_t kChangesPerWrite = 32;
 // On a committer's log thread, that committer (which it tells durable
 // groups, with no hub lock held); elsewhere nullptr.
 thread_local const Committer* log_thread_of = nullptr;
+
+// The committer whose batch is open on this thread (begin_batch), how
+// deeply, and whether a change joined it.
+thread_local Committer* batch_of = nullptr;
+thread_local int batch_depth = 0;
+thread_local bool batch_joined = false;
 
 // Watches `ready` for a few microseconds, for a thread about to sleep until
 // more work comes: under load it comes sooner than a sleeping thread is
@@ -181,8 +188,26 @@ void Committer::run(Request& request) {
     drain(Flush::kHere, Extent::kUntilIdle);
     request.done.wait();
     request.complete(request.outcome());
+  } else if (batch_of == this) {
+    batch_joined = true;  // drained by end_batch()
   } else if (log_thread_of == this) {
     // The log thread writes and completes; it never stages.
+    drain_on_thread();
+  } else {
+    drain(Flush::kLogThread, Extent::kOneRound);
+  }
+}
+
+void Committer::begin_batch() {
+  if (batch_of == nullptr) batch_of = this;
+  if (batch_of == this) ++batch_depth;
+}
+
+void Committer::end_batch() {
+  if (batch_of != this || --batch_depth > 0) return;
+  batch_of = nullptr;
+  if (!std::exchange(batch_joined, false)) return;
+  if (log_thread_of == this) {
     drain_on_thread();
   } else {
     drain(Flush::kLogThread, Extent::kOneRound);

@@ -87,11 +87,21 @@ class Committer {
   // Runs `change` without waiting for the log (the calling thread may
   // stage it, and other queued changes, under the writer lock); `done` is
   // told the outcome on the log thread or the committer's (at once, on the
-  // calling thread, when the hub is closed). Thread-safe. The request keeps `change` and `done` as
-  // they are: a hot path that passes its own callable types (a post) makes
-  // one allocation for all of it, where std::functions would make one each.
+  // calling thread, when the hub is closed). Thread-safe. The request keeps
+  // `change` and `done` as they are: a hot path that passes its own callable
+  // types (a post) makes one allocation for all of it, where std::functions
+  // would make one each.
   template <ChangeLike C, typename Tell = Done<ChangeValue<C>>>
   void submit(C change, Tell done);
+
+  // Between them, this thread's asynchronous changes to this committer
+  // only queue; the outermost end_batch() drains them together (one round,
+  // as submit() would one change): a reader handing over every request of
+  // one read stages them under one hold of the writer lock and asks the
+  // log thread once. Batches nest; a batch of another committer already
+  // open on the thread leaves this one's changes draining one by one.
+  void begin_batch();
+  void end_batch();
 
   // Runs `work` on the committer's thread after `delay` (at once, on the
   // calling thread, when the hub is closed). For timeouts of asynchronous

@@ -136,6 +136,12 @@ Result<void> Hub::start_writing() {
   return periodic_->expire_orphaned_pending();
 }
 
+Hub::SubmissionBatch::SubmissionBatch(Hub& hub) : committer_(*hub.committer_) {
+  committer_.begin_batch();
+}
+
+Hub::SubmissionBatch::~SubmissionBatch() { committer_.end_batch(); }
+
 Result<void> Hub::close() {
   if (core_->closed.exchange(true)) return {};
   channels_->close();

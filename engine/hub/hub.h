@@ -314,11 +314,13 @@ class Hub {
   // --- Completion-style calls ---------------------------------------------
   // Each does what the blocking call of the same name does and tells `done`
   // its outcome, once:
-  //   Dispatch::kAsync (for a server): never blocks the caller, not even
-  //     for a create_channel's acks; `done` runs on a hub thread (the log
-  //     thread that made it durable, or the committer's), after the
-  //     change's deliveries and listener events, which run there too and
-  //     must not block (at once, on the calling thread, if the hub closed).
+  //   Dispatch::kAsync (for a server): never waits for the log or for
+  //     a create_channel's acks (it may stage the change on the calling
+  //     thread, under the writer lock; see SubmissionBatch); `done` runs on
+  //     a hub thread (the log thread that made it durable, or the
+  //     committer's), after the change's deliveries and listener events,
+  //     which run there too and must not block (at once, on the calling
+  //     thread, if the hub closed).
   //   Dispatch::kInline: the blocking call, with `done` told on the calling
   //     thread before it returns.
   void register_identity(Passport passport, Resume resume,
@@ -366,6 +368,22 @@ class Hub {
   void checkpoint_task(std::string_view task_id, JsonText state,
                        std::optional<ConnectionAgents> connection,
                        Done<void> done, Dispatch dispatch = Dispatch::kAsync);
+
+  // While one lives, the completion-style calls of its thread on this hub
+  // only queue their changes, and its end stages them together, under one
+  // hold of the writer lock (unless another thread is staging, which takes
+  // them): for a server handing over every request of one read. Lives on
+  // one thread, inside the hub's lifetime; batches nest.
+  class SubmissionBatch {
+   public:
+    explicit SubmissionBatch(Hub& hub);
+    ~SubmissionBatch();
+    SubmissionBatch(const SubmissionBatch&) = delete;
+    SubmissionBatch& operator=(const SubmissionBatch&) = delete;
+
+   private:
+    Committer& committer_;
+  };
 
   // --- Health --------------------------------------------------------------
   // A snapshot; never waits for the writer lock or a sync.

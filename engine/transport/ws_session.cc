@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/hub/hub.h"
 #include "engine/transport/connection.h"
 #include "engine/transport/metrics.h"
 #include "engine/transport/ws_frames.h"
@@ -155,6 +156,20 @@ class WsSession final : public Connection {
   // they queued; false once the connection reads no more.
   bool handle_frames() {
     bool reading = true;
+    {
+      // The requests these bytes carry are staged together once all are
+      // handed over: one hold of the hub's writer lock, not one each.
+      const engine::Hub::SubmissionBatch batch(context().hub);
+      reading = handle_messages();
+    }
+    write_next();
+    return reading && !finished_;
+  }
+
+  // Handles every event the bytes read so far complete; false once the
+  // connection reads no more.
+  bool handle_messages() {
+    bool reading = true;
     while (reading) {
       auto event = reader_.next();
       if (!event) break;
@@ -191,8 +206,7 @@ class WsSession final : public Connection {
           break;
       }
     }
-    write_next();
-    return reading && !finished_;
+    return reading;
   }
 
   // Closes with `code` after the client broke the protocol; the socket
