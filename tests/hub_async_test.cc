@@ -8,6 +8,8 @@
 #include <chrono>
 #include <future>
 #include <initializer_list>
+#include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -114,6 +116,31 @@ class HeldFlushStore final : public log::ForwardingLogStore {
   std::atomic<std::thread::id> holder_;
   std::promise<void> release_;
   std::shared_future<void> released_ = release_.get_future().share();
+};
+
+// A store that names the thread that sequenced each deferred batch.
+class AppendingThreadStore final : public log::ForwardingLogStore {
+ public:
+  using ForwardingLogStore::ForwardingLogStore;
+
+  log::Result<void> append_deferred(std::span<log::AppendEntry> batch,
+                                    DurableCallback on_durable) override {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    {
+      std::lock_guard lock(mutex_);
+      threads_.emplace_back(name);
+    }
+    return store_->append_deferred(batch, std::move(on_durable));
+  }
+  std::vector<std::string> threads() const {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> threads_;
 };
 
 // A TestHub on a HeldFlushStore, with alice and bob in a conversation.
@@ -293,6 +320,41 @@ TEST_SUITE("hub_async") {
       auto& posted = posted_told.first;
       REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
     }
+  }
+
+  TEST_CASE("a post made from a completion is staged on the log thread") {
+    TestHub th;
+    std::shared_ptr<AppendingThreadStore> store;
+    th.set_options([&store](engine::HubOptions& options) {
+      store = std::make_shared<AppendingThreadStore>(std::move(options.store));
+      options.store = store;
+    });
+    th.restart();
+    const std::string alice = th.add_agent("alice");
+    const std::string bob = th.add_agent("bob");
+    auto channel = th.open(alice, "conversation", {bob});
+    REQUIRE(channel.has_value());
+    const std::size_t before = store->threads().size();
+
+    // The first post completes on the log thread, which posts the second:
+    // staging that one on the committer's thread would cost a wake-up.
+    Told<std::string> first;
+    Told<std::string> second;
+    th.hub().post_envelope(text(channel->channel_id, alice, "first"),
+                           [&](Result<std::string> posted) {
+                             first.done()(std::move(posted));
+                             th.hub().post_envelope(
+                                 text(channel->channel_id, alice, "second"),
+                                 second.done());
+                           });
+    for (Told<std::string>* told : {&first, &second}) {
+      auto posted_told = told->get();
+      auto& posted = posted_told.first;
+      REQUIRE_MESSAGE(posted.has_value(), error_message(posted));
+    }
+    const auto threads = store->threads();
+    REQUIRE(threads.size() == before + 2);
+    CHECK(threads[before + 1] == "parley-log");
   }
 
   TEST_CASE("a completion-style refusal is the blocking call's refusal") {

@@ -190,11 +190,8 @@ void Committer::run(Request& request) {
     request.complete(request.outcome());
   } else if (batch_of == this) {
     batch_joined = true;  // drained by end_batch()
-  } else if (log_thread_of == this) {
-    // The log thread writes and completes; it never stages.
-    drain_on_thread();
   } else {
-    drain(Flush::kLogThread, Extent::kOneRound);
+    drain_here_or_on_thread();
   }
 }
 
@@ -207,7 +204,16 @@ void Committer::end_batch() {
   if (batch_of != this || --batch_depth > 0) return;
   batch_of = nullptr;
   if (!std::exchange(batch_joined, false)) return;
-  if (log_thread_of == this) {
+  drain_here_or_on_thread();
+}
+
+void Committer::drain_here_or_on_thread() {
+  // The log thread stages a change it submits (a completion's next change)
+  // itself: handing it to the committer's thread costs a wake-up that, on
+  // few cores, preempts the log thread. After a failure the committer's
+  // thread stages it, as staging may then resume the log, which the log
+  // thread cannot do (recover_after_transient_failure).
+  if (log_thread_of == this && failed_.load(std::memory_order_acquire)) {
     drain_on_thread();
   } else {
     drain(Flush::kLogThread, Extent::kOneRound);
@@ -419,6 +425,10 @@ void Committer::stop_accepting(const log::Error& error) {
 
 void Committer::recover_after_transient_failure() {
   if (!failed_.load(std::memory_order_acquire)) return;
+  // The log thread stages only inside a group's completion, where resuming
+  // the log would wait for that completion to end: it leaves the change
+  // refused, and another thread's staging resumes.
+  if (log_thread_of == this) return;
   {
     log::MutexLock lock(failure_mutex_);
     if (!failure_is_transient_) return;

@@ -11,8 +11,9 @@
 // lone caller pays no thread hop; it then publishes its batch and returns
 // on its own thread. An asynchronous change (submit) never waits for the
 // log: its caller runs the queue too when nobody else does, one round at
-// most (what a full round leaves, and a change submitted on the log
-// thread, the committer's own thread runs), and hands the group commit to
+// most (what a full round leaves the committer's own thread runs; the log
+// thread, submitting from a completion, runs it too unless the hub has
+// stopped accepting changes), and hands the group commit to
 // the log thread, so staging the next changes overlaps writing (and
 // syncing) the last ones with no thread hop before staging; the change
 // completes (settle, publish, done) once its batch is durable: on the log
@@ -188,6 +189,9 @@ class Committer {
   void drain(Flush flush, Extent extent);
   // Has the committer's thread drain, unless a drain already waits there.
   void drain_on_thread();
+  // drain(kLogThread, kOneRound), or drain_on_thread() where this thread
+  // may not stage.
+  void drain_here_or_on_thread();
   // Stage, append and fold of one request; whether the log took its batch.
   bool sequence(Request& request) REQUIRES(writer_);
   // Ends `parts` of a request's two (the pipeline's and the log's); the
