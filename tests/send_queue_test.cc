@@ -45,6 +45,21 @@ TEST_CASE("a queued notify is written as encode_notify writes it") {
   CHECK(envelope.use_count() == 1);
 }
 
+TEST_CASE(
+    "a queued post response is written as encode_string_response writes it, "
+    "its charge that frame's size") {
+  const std::string frame = transport::encode_string_response("7", "e-1");
+  const OutgoingFrame response = OutgoingFrame::string_response("7", "e-1");
+  CHECK(response.charge() == frame.size());
+  SendQueue queue({});
+  REQUIRE(queue.push(OutgoingFrame::string_response("7", "e-1")) ==
+          SendQueue::Push::kStartWriter);
+  CHECK(next_frame(queue) == frame);
+  CHECK(frame ==
+        R"({"request_id": "7", "ok": true, "result": "e-1", "error_code": "", )"
+        R"("error_message": "", "kind": "response"})");
+}
+
 TEST_CASE("frames and notifies leave the queue in the order they came") {
   SendQueue queue({});
   const auto envelope = text_envelope("hi");

@@ -245,13 +245,14 @@ void Connection::handle_post(PostRequestFrame post, std::size_t bytes) {
   context_.control_plane.post_envelope(
       std::move(post.envelope), *this,
       [self = shared_from_this(), request_id = std::move(post.request_id),
-       started, bytes](engine::Result<std::string> envelope_id) {
+       started, bytes](engine::Result<std::string> envelope_id) mutable {
         if (!envelope_id) {
           return self->answer_failure(kOp, request_id, envelope_id.error(),
                                       started, bytes);
         }
         self->count_request(kOp, "ok", started);
-        self->send(encode_string_response(request_id, *envelope_id));
+        self->send(OutgoingFrame::string_response(std::move(request_id),
+                                                  std::move(*envelope_id)));
         self->request_done(bytes);
       });
 }

@@ -178,15 +178,33 @@ std::string encode_response(std::string_view request_id,
   return dump(frame);
 }
 
+namespace {
+
+constexpr std::string_view kStringResponseOpen = R"({"request_id": )";
+constexpr std::string_view kStringResponseMiddle =
+    R"(, "ok": true, "result": )";
+constexpr std::string_view kStringResponseClose =
+    R"(, "error_code": "", "error_message": "", "kind": "response"})";
+
+}  // namespace
+
 std::string encode_string_response(std::string_view request_id,
                                    std::string_view result) {
-  std::string frame = R"({"request_id": )";
-  frame.reserve(128 + request_id.size() + result.size());
+  std::string frame;
+  frame.reserve(string_response_size_estimate(request_id, result));
+  frame += kStringResponseOpen;
   engine::append_python_string(request_id, frame);
-  frame += R"(, "ok": true, "result": )";
+  frame += kStringResponseMiddle;
   engine::append_python_string(result, frame);
-  frame += R"(, "error_code": "", "error_message": "", "kind": "response"})";
+  frame += kStringResponseClose;
   return frame;
+}
+
+std::size_t string_response_size_estimate(std::string_view request_id,
+                                          std::string_view result) {
+  // Each string between two quotes.
+  return kStringResponseOpen.size() + kStringResponseMiddle.size() +
+         kStringResponseClose.size() + request_id.size() + result.size() + 4;
 }
 
 std::string encode_failure(std::string_view request_id,

@@ -86,6 +86,10 @@ std::string encode_response(std::string_view request_id,
 // every post).
 std::string encode_string_response(std::string_view request_id,
                                    std::string_view result);
+// The size of encode_string_response's frame (more when its strings need
+// escapes), without encoding it.
+std::size_t string_response_size_estimate(std::string_view request_id,
+                                          std::string_view result);
 // {"request_id", "ok": false, "result": null, "error_code",
 // "error_message", "kind": "response"}
 std::string encode_failure(std::string_view request_id,

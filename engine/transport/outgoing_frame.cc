@@ -10,18 +10,36 @@ OutgoingFrame OutgoingFrame::notify(
     std::shared_ptr<const engine::Envelope> envelope,
     std::string recipient_id) {
   OutgoingFrame frame;
+  frame.deferred_ = Deferred::kNotify;
   frame.charge_ = notify_size_estimate(*envelope);
   frame.envelope_ = std::move(envelope);
-  frame.recipient_id_ = std::move(recipient_id);
+  frame.id_ = std::move(recipient_id);
+  return frame;
+}
+
+OutgoingFrame OutgoingFrame::string_response(std::string request_id,
+                                             std::string result) {
+  OutgoingFrame frame;
+  frame.deferred_ = Deferred::kStringResponse;
+  frame.charge_ = string_response_size_estimate(request_id, result);
+  frame.id_ = std::move(request_id);
+  frame.text_ = std::move(result);
   return frame;
 }
 
 std::string OutgoingFrame::take() && {
-  if (envelope_) {
-    frame_ = encode_notify(*envelope_, recipient_id_);
-    envelope_.reset();
+  switch (std::exchange(deferred_, Deferred::kNone)) {
+    case Deferred::kNone:
+      break;
+    case Deferred::kNotify:
+      text_ = encode_notify(*envelope_, id_);
+      envelope_.reset();
+      break;
+    case Deferred::kStringResponse:
+      text_ = encode_string_response(id_, text_);
+      break;
   }
-  return std::move(frame_);
+  return std::move(text_);
 }
 
 }  // namespace parley::transport
