@@ -35,6 +35,14 @@ double burn_cpu(std::chrono::nanoseconds at_least) {
   return std::chrono::duration<double>(spent).count();
 }
 
+// The value of the sample `name` (with its labels) in a /metrics body.
+double metric_value(const std::string& body, const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const std::size_t at = body.find(key);
+  REQUIRE_MESSAGE(at != std::string::npos, name);
+  return std::stod(body.substr(at + key.size()));
+}
+
 TEST_CASE("wss:// with a self-signed certificate: a TLS round trip") {
   testing::ScratchDir certs;
   const auto cert = certs.path() / "cert.pem";
@@ -133,10 +141,7 @@ TEST_CASE(
     CHECK_MESSAGE(metrics.body.find(line) != std::string::npos, line);
   }
   auto value_of = [&](const std::string& name) {
-    const std::string key = "\n" + name + " ";
-    const std::size_t at = metrics.body.find(key);
-    REQUIRE_MESSAGE(at != std::string::npos, name);
-    return std::stod(metrics.body.substr(at + key.size()));
+    return metric_value(metrics.body, name);
   };
   CHECK(value_of("process_resident_memory_bytes") > 1 << 20);
   // The server's own threads, by name, and the process's CPU: at least
@@ -173,6 +178,55 @@ TEST_CASE(
         1);
   CHECK(value_of("parley_request_seconds_sum{op=\"register\"}") > 0);
   CHECK(http_get(admin, "/nope").status == 404);
+}
+
+TEST_CASE(
+    "/metrics lists post_envelope from its first answer on, each post by "
+    "outcome, and times every one") {
+  ServeFixture serve([](transport::ServerConfig& config) {
+    config.admin = transport::HostPort{"127.0.0.1", 0};
+  });
+  const std::uint16_t admin = *serve.server().admin_port();
+  auto alice_client = serve.connect();
+  auto bob_client = serve.connect();
+  const std::string alice = alice_client->register_agent("alice");
+  const std::string bob = bob_client->register_agent("bob");
+  CHECK(http_get(admin, "/metrics").body.find("op=\"post_envelope\"") ==
+        std::string::npos);
+
+  const std::string channel =
+      testing::open_channel(*alice_client, alice, *bob_client, bob);
+  for (const char* text : {"one", "two"}) {
+    alice_client->call("post_envelope",
+                       testing::text_envelope(channel, alice, text));
+  }
+  auto refused = alice_client->request(
+      "post_envelope", testing::text_envelope("no-such-channel", alice, "x"));
+  CHECK(refused["ok"] == false);
+
+  // open_channel posted bob's ack too, without waiting for its answer:
+  // three posts answered ok in all, once that one's is.
+  const std::string ok_posts =
+      "\nparley_requests_total{op=\"post_envelope\",outcome=\"ok\"} 3\n";
+  std::string body;
+  for (int i = 0; i < 100; ++i) {
+    body = http_get(admin, "/metrics").body;
+    if (body.find(ok_posts) != std::string::npos) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(body.find(ok_posts) != std::string::npos);
+  auto value_of = [&](const std::string& name) {
+    return metric_value(body, name);
+  };
+  CHECK(value_of("parley_posts_total") == 3);
+  const std::string code = refused["error_code"].get<std::string>();
+  CHECK(value_of("parley_requests_total{op=\"post_envelope\",outcome=\"" +
+                 code + "\"}") == 1);
+  CHECK(value_of("parley_request_seconds_count{op=\"post_envelope\"}") == 4);
+  CHECK(value_of(
+            "parley_request_seconds_bucket{op=\"post_envelope\",le=\"60\"}") ==
+        4);
+  CHECK(value_of("parley_request_seconds_sum{op=\"post_envelope\"}") > 0);
 }
 
 TEST_CASE(

@@ -250,7 +250,8 @@ void Connection::handle_post(PostRequestFrame post, std::size_t bytes) {
           return self->answer_failure(kOp, request_id, envelope_id.error(),
                                       started, bytes);
         }
-        self->count_request(kOp, "ok", started);
+        Metrics& metrics = self->context_.metrics;
+        metrics.request_done(metrics.posts(), "ok", Clock::now() - started);
         self->send(OutgoingFrame::string_response(std::move(request_id),
                                                   std::move(*envelope_id)));
         self->request_done(bytes);

@@ -1,5 +1,6 @@
 #include "engine/transport/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -64,7 +65,23 @@ void Metrics::connection_closed() {
   connections_open_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+Metrics::Metrics() : posts_(requests_["post_envelope"]) {}
+
+Metrics::OpCounters& Metrics::op(std::string_view op) {
+  std::lock_guard lock(requests_mutex_);
+  auto found = requests_.find(op);
+  if (found == requests_.end()) {
+    found = requests_.try_emplace(std::string(op)).first;
+  }
+  return found->second;
+}
+
 void Metrics::request_done(std::string_view op, std::string_view outcome,
+                           std::chrono::steady_clock::duration took) {
+  request_done(this->op(op), outcome, took);
+}
+
+void Metrics::request_done(OpCounters& op, std::string_view outcome,
                            std::chrono::steady_clock::duration took) {
   const double seconds = std::chrono::duration<double>(took).count();
   std::size_t bucket = 0;
@@ -72,18 +89,18 @@ void Metrics::request_done(std::string_view op, std::string_view outcome,
          seconds > kRequestSecondsBounds[bucket]) {
     ++bucket;
   }
-  std::lock_guard lock(requests_mutex_);
-  auto stats = requests_.find(op);
-  if (stats == requests_.end()) {
-    stats = requests_.emplace(std::string(op), OpStats{}).first;
+  op.buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+  op.total.fetch_add(took.count(), std::memory_order_relaxed);
+  if (outcome == "ok") {
+    op.ok.fetch_add(1, std::memory_order_release);
+    return;
   }
-  auto count = stats->second.by_outcome.find(outcome);
-  if (count == stats->second.by_outcome.end()) {
-    count = stats->second.by_outcome.emplace(std::string(outcome), 0).first;
+  std::lock_guard lock(requests_mutex_);
+  auto count = op.failures.find(outcome);
+  if (count == op.failures.end()) {
+    count = op.failures.emplace(std::string(outcome), 0).first;
   }
   ++count->second;
-  ++stats->second.buckets[bucket];
-  stats->second.total += took;
 }
 
 std::string Metrics::render(const engine::HubHealth& health, Held held) const {
@@ -132,26 +149,40 @@ std::string Metrics::render(const engine::HubHealth& health, Held held) const {
   {
     std::lock_guard lock(requests_mutex_);
     for (const auto& [op, stats] : requests_) {
+      // Outcomes in label order, "ok" among the error codes.
+      std::map<std::string_view, std::uint64_t> by_outcome(
+          stats.failures.begin(), stats.failures.end());
+      if (const std::uint64_t ok = stats.ok.load(std::memory_order_acquire);
+          ok > 0) {
+        by_outcome.emplace("ok", ok);
+      }
+      if (by_outcome.empty()) continue;  // made, not yet answered
       const std::string op_label = label(op);
       std::uint64_t answered = 0;
-      for (const auto& [outcome, count] : stats.by_outcome) {
+      for (const auto& [outcome, count] : by_outcome) {
         out << "parley_requests_total{op=\"" << op_label << "\",outcome=\""
             << label(outcome) << "\"} " << count << '\n';
         if (op == "post_envelope" && outcome == "ok") posts = count;
         answered += count;
       }
+      // A request adds to its bucket and the sum before its outcome (a
+      // release, or the mutex), and the outcomes are read first (an
+      // acquire, or the mutex): the buckets hold every request answered,
+      // and perhaps some still being counted, which the clamp leaves out.
       std::uint64_t cumulative = 0;
       for (std::size_t i = 0; i < kRequestSecondsBounds.size(); ++i) {
-        cumulative += stats.buckets[i];
+        cumulative += stats.buckets[i].load();
         latency << "parley_request_seconds_bucket{op=\"" << op_label
                 << "\",le=\"" << kRequestSecondsBounds[i] << "\"} "
-                << cumulative << '\n';
+                << std::min(cumulative, answered) << '\n';
       }
       latency << "parley_request_seconds_bucket{op=\"" << op_label
               << "\",le=\"+Inf\"} " << answered << '\n'
               << "parley_request_seconds_sum{op=\"" << op_label << "\"} "
-              << seconds_text(
-                     std::chrono::duration<double>(stats.total).count())
+              << seconds_text(std::chrono::duration<double>(
+                                  std::chrono::steady_clock::duration(
+                                      stats.total.load()))
+                                  .count())
               << '\n'
               << "parley_request_seconds_count{op=\"" << op_label << "\"} "
               << answered << '\n';

@@ -28,12 +28,34 @@ inline constexpr std::array<double, 17> kRequestSecondsBounds = {
 
 class Metrics {
  public:
+  Metrics();
+
+  // One op's counters.
+  class OpCounters {
+   private:
+    friend class Metrics;
+    std::atomic<std::uint64_t> ok = 0;
+    // By wire error code; guarded by Metrics::requests_mutex_.
+    std::map<std::string, std::uint64_t, std::less<>> failures;
+    // Not cumulative here: [i] counts the requests in bucket i alone.
+    std::array<std::atomic<std::uint64_t>, kRequestSecondsBounds.size() + 1>
+        buckets{};
+    std::atomic<std::chrono::steady_clock::rep> total = 0;
+  };
+
   void connection_opened();
   void connection_closed();
   // A request finished with `outcome` ("ok" or its wire error code),
   // `took` after the server decoded it.
   void request_done(std::string_view op, std::string_view outcome,
                     std::chrono::steady_clock::duration took);
+  // The same for counters found before (posts()): an "ok" only adds to
+  // atomics, with no lock and no lookup.
+  void request_done(OpCounters& op, std::string_view outcome,
+                    std::chrono::steady_clock::duration took);
+  // post_envelope's counters, the hottest op's; they live as long as this
+  // object.
+  OpCounters& posts() { return posts_; }
   void notify_sent() { notifies_sent_.fetch_add(1, std::memory_order_relaxed); }
   void frame_skipped() {
     frames_skipped_.fetch_add(1, std::memory_order_relaxed);
@@ -88,14 +110,13 @@ class Metrics {
   std::atomic<std::uint64_t> keepalive_timeouts_ = 0;
   std::atomic<std::uint64_t> connections_refused_ = 0;
   std::atomic<std::uint64_t> accept_failures_ = 0;
-  struct OpStats {
-    std::map<std::string, std::uint64_t, std::less<>> by_outcome;
-    // Not cumulative here: [i] counts the requests in bucket i alone.
-    std::array<std::uint64_t, kRequestSecondsBounds.size() + 1> buckets{};
-    std::chrono::steady_clock::duration total{};
-  };
+  // The counters of `op`, made at its first request.
+  OpCounters& op(std::string_view op);
+
   mutable std::mutex requests_mutex_;
-  std::map<std::string, OpStats, std::less<>> requests_;  // by op
+  // By op; guarded by requests_mutex_ (the counters themselves are not).
+  std::map<std::string, OpCounters, std::less<>> requests_;
+  OpCounters& posts_;
 };
 
 }  // namespace parley::transport
