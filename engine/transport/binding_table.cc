@@ -28,8 +28,7 @@ void BindingTable::bind(const std::string& agent_id,
   if (then) then();
 }
 
-void BindingTable::erase_locked(
-    std::map<std::string, Binding, std::less<>>::iterator it) {
+void BindingTable::erase_locked(ByAgent::iterator it) {
   auto owned = by_connection_.find(it->second.connection);
   if (owned != by_connection_.end()) {
     owned->second.erase(it->first);

@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "log/string_map.h"
+
 namespace parley::engine {
 class Hub;
 struct Envelope;
@@ -60,11 +62,12 @@ class BindingTable {
   };
   void deliver(const std::string& recipient_id,
                const std::shared_ptr<const engine::Envelope>& envelope);
-  void erase_locked(std::map<std::string, Binding, std::less<>>::iterator it);
+  using ByAgent = log::StringMap<Binding>;
+  void erase_locked(ByAgent::iterator it);
 
   engine::Hub& hub_;
   mutable std::shared_mutex mutex_;
-  std::map<std::string, Binding, std::less<>> by_agent_;
+  ByAgent by_agent_;
   std::map<const Connection*, std::set<std::string>> by_connection_;
 };
 
