@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/base/flex_json.h"
 #include "engine/transport/frame_codec.h"
@@ -28,9 +30,18 @@ std::shared_ptr<const engine::Envelope> text_envelope(std::string text) {
   return envelope;
 }
 
+// The writer's next frame alone (a batch of one byte takes one frame), if
+// the queue holds any.
+std::optional<OutgoingFrame> pop_one(SendQueue& queue) {
+  std::vector<OutgoingFrame> taken;
+  if (queue.pop(1, taken) == 0) return std::nullopt;
+  REQUIRE(taken.size() == 1);
+  return std::move(taken.front());
+}
+
 // The writer's next frame, encoded.
 std::string next_frame(SendQueue& queue) {
-  auto next = queue.pop();
+  auto next = pop_one(queue);
   REQUIRE(next);
   return std::move(*next).take();
 }
@@ -70,8 +81,34 @@ TEST_CASE("frames and notifies leave the queue in the order they came") {
   CHECK(next_frame(queue) == "first");
   CHECK(next_frame(queue) == transport::encode_notify(*envelope, "bob"));
   CHECK(next_frame(queue) == "third");
-  CHECK_FALSE(queue.pop());
+  CHECK_FALSE(pop_one(queue));
   CHECK(queue.idle());
+}
+
+TEST_CASE(
+    "the writer takes the queued frames a write at a time, up to its byte "
+    "budget, and stays started until a pop finds the queue empty") {
+  SendQueue queue({});
+  REQUIRE(queue.push(std::string(10, 'a')) == SendQueue::Push::kStartWriter);
+  REQUIRE(queue.push(std::string(10, 'b')) == SendQueue::Push::kQueued);
+  REQUIRE(queue.push(std::string(10, 'c')) == SendQueue::Push::kQueued);
+  std::vector<OutgoingFrame> taken;
+  // Charges of 10 bytes: the budget of 15 is reached with the second.
+  CHECK(queue.pop(15, taken) == 2);
+  CHECK(queue.frames() == 1);
+  CHECK(queue.bytes() == 10);
+  // Pushed while those two are written: the writer takes it next.
+  CHECK(queue.push(std::string(10, 'd')) == SendQueue::Push::kQueued);
+  CHECK(queue.pop(1024, taken) == 2);
+  REQUIRE(taken.size() == 4);
+  std::string written;
+  for (OutgoingFrame& frame : taken) written += std::move(frame).take();
+  CHECK(written == std::string(10, 'a') + std::string(10, 'b') +
+                       std::string(10, 'c') + std::string(10, 'd'));
+  CHECK_FALSE(queue.idle());
+  CHECK(queue.pop(1024, taken) == 0);
+  CHECK(queue.idle());
+  CHECK(queue.push(std::string("e")) == SendQueue::Push::kStartWriter);
 }
 
 TEST_CASE("an unencoded notify counts its estimate against the byte limit") {
@@ -86,7 +123,7 @@ TEST_CASE("an unencoded notify counts its estimate against the byte limit") {
           SendQueue::Push::kQueued);
   CHECK(queue.bytes() == 2 * charge);
   CHECK(queue.push(std::string("x")) == SendQueue::Push::kOverflow);
-  REQUIRE(queue.pop());
+  REQUIRE(pop_one(queue));
   CHECK(queue.bytes() == charge);
   CHECK(queue.push(std::string("x")) == SendQueue::Push::kQueued);
 }
@@ -105,12 +142,12 @@ TEST_CASE(
   // ...but not for a client that has kept up.
   CHECK(keeping_up.push(std::string(20, 'd')) == SendQueue::Push::kStartWriter);
   CHECK(total.bytes == 110);
-  REQUIRE(behind.pop());
+  REQUIRE(pop_one(behind));
   CHECK(total.bytes == 50);
   CHECK(behind.push(std::string(20, 'c')) == SendQueue::Push::kQueued);
   behind.close();
   CHECK(total.bytes == 20);
-  REQUIRE(keeping_up.pop());
+  REQUIRE(pop_one(keeping_up));
   CHECK(total.bytes == 0);
 }
 
@@ -121,7 +158,7 @@ TEST_CASE("a closed queue drops its notifies and their envelopes") {
           SendQueue::Push::kStartWriter);
   queue.close();
   CHECK(envelope.use_count() == 1);
-  CHECK_FALSE(queue.pop());
+  CHECK_FALSE(pop_one(queue));
   CHECK(queue.push(OutgoingFrame::notify(envelope, "bob")) ==
         SendQueue::Push::kClosed);
 }

@@ -23,25 +23,31 @@ SendQueue::Push SendQueue::push(OutgoingFrame frame) {
   return Push::kStartWriter;
 }
 
-std::optional<OutgoingFrame> SendQueue::pop() {
-  std::optional<OutgoingFrame> next;
+std::size_t SendQueue::pop(std::size_t max_bytes,
+                           std::vector<OutgoingFrame>& out) {
+  std::size_t taken = 0;
   std::function<void()> resume;
   {
     std::lock_guard lock(mutex_);
     if (frames_.empty() || closed_) {
       writing_ = false;
-      return std::nullopt;
+      return 0;
     }
-    next = std::move(frames_.front());
-    frames_.pop_front();
-    remove_bytes(next->charge());
+    std::size_t charged = 0;
+    while (!frames_.empty() && (taken == 0 || charged < max_bytes)) {
+      charged += frames_.front().charge();
+      out.push_back(std::move(frames_.front()));
+      frames_.pop_front();
+      ++taken;
+    }
+    remove_bytes(charged);
     if (waiter_.resume && frames_.size() <= waiter_.frames &&
         bytes_ <= waiter_.bytes) {
       resume = std::exchange(waiter_.resume, nullptr);
     }
   }
   if (resume) resume();
-  return next;
+  return taken;
 }
 
 void SendQueue::close() {

@@ -3,8 +3,9 @@
 //
 // Producers (request completions, deliveries on posting threads, the
 // connection's own strand) push; exactly one writer (the connection's
-// strand) pops. push() tells its caller when the writer is idle and must be
-// started; the writer goes idle when pop() finds the queue empty. Memory is
+// strand) pops, taking what is queued a write at a time. push() tells its
+// caller when the writer is idle and must be started; the writer goes idle
+// when pop() finds the queue empty. Memory is
 // bounded: a push that would exceed either limit (bytes as each frame's
 // charge()) is refused with kOverflow and nothing is queued; the connection
 // is then closed. Queues may also share a SendQueueTotal: over its limit a
@@ -19,8 +20,8 @@
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/transport/outgoing_frame.h"
 
@@ -56,9 +57,11 @@ class SendQueue {
 
   Push push(OutgoingFrame frame);
 
-  // The writer's next frame; nullopt when the queue is empty (or closed),
-  // and the writer is then idle until a push returns kStartWriter.
-  std::optional<OutgoingFrame> pop();
+  // Moves the oldest queued frames to the end of `out` until their charges
+  // reach `max_bytes` (at least one frame), and returns how many. None when
+  // the queue is empty (or closed): the writer is then idle until a push
+  // returns kStartWriter.
+  std::size_t pop(std::size_t max_bytes, std::vector<OutgoingFrame>& out);
 
   // Drops every queued frame; later pushes return kClosed.
   void close();

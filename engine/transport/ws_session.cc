@@ -253,15 +253,12 @@ class WsSession final : public Connection {
     }
     control_.clear();
     bool queue_empty = false;
-    while (!closing_ && bytes < kWriteBatchBytes) {
-      auto next = queue().pop();
-      if (!next) {
-        queue_empty = true;
-        break;
+    if (!closing_ && bytes < kWriteBatchBytes) {
+      queue_empty = queue().pop(kWriteBatchBytes - bytes, taken_) == 0;
+      for (OutgoingFrame& next : taken_) {
+        batch_.push_back({std::move(next).take(), true});
       }
-      std::string frame = std::move(*next).take();
-      bytes += frame.size();
-      batch_.push_back({std::move(frame), true});
+      taken_.clear();
     }
     if (batch_.empty()) {
       if (queue_empty) on_writer_idle();
@@ -373,6 +370,7 @@ class WsSession final : public Connection {
   std::vector<std::string> control_;  // whole frames, before queued ones
   // The write in flight: frames, and whether each still needs a header.
   std::vector<std::pair<std::string, bool>> batch_;
+  std::vector<OutgoingFrame> taken_;  // from the queue, before encoding
   std::vector<char> headers_;
   std::vector<net::const_buffer> buffers_;
   std::string close_reason_;
