@@ -110,11 +110,16 @@ std::string_view string_member(std::string_view frame, std::string_view member,
   if (!last) {
     at = frame.find(member);
   } else {
-    // Back from the end quote by quote: string_view::rfind compares at
-    // every position.
+    // Back from the end quote by quote (string_view::rfind compares at
+    // every position), looking further only where the byte after the
+    // quote matches: most quotes close a string.
     for (std::size_t quote = frame.size(); quote > 0;) {
       quote = frame.rfind('"', quote - 1);
       if (quote == std::string_view::npos) break;
+      if (quote + 1 < frame.size() && member.size() > 1 &&
+          frame[quote + 1] != member[1]) {
+        continue;
+      }
       if (frame.substr(quote).starts_with(member)) {
         at = quote;
         break;
