@@ -3,10 +3,14 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/base/flex_json.h"
@@ -109,6 +113,71 @@ TEST_CASE(
   CHECK(queue.pop(1024, taken) == 0);
   CHECK(queue.idle());
   CHECK(queue.push(std::string("e")) == SendQueue::Push::kStartWriter);
+}
+
+TEST_CASE(
+    "frames pushed from several threads while the writer runs are all "
+    "written, each thread's in order, with one start per idle spell") {
+  // The writer runs as a connection's does: started when a push says so,
+  // it takes a write's worth at a time until a pop finds the queue empty.
+  constexpr int kProducers = 4;
+  constexpr int kFrames = 20000;
+  SendQueue queue({.max_frames = kProducers * kFrames, .max_bytes = 1 << 30});
+  std::mutex start_mutex;
+  std::condition_variable start_signal;
+  int starts = 0;
+  bool done = false;
+  std::vector<std::string> written;
+  std::thread writer([&] {
+    int served = 0;
+    std::vector<OutgoingFrame> taken;
+    for (;;) {
+      {
+        std::unique_lock lock(start_mutex);
+        start_signal.wait(lock, [&] { return starts > served || done; });
+        if (starts == served) return;  // done, and nothing was started
+        ++served;
+      }
+      while (queue.pop(64, taken) > 0) {
+        for (OutgoingFrame& frame : taken) {
+          written.push_back(std::move(frame).take());
+        }
+        taken.clear();
+      }
+    }
+  });
+  std::atomic<int> refused = 0;
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < kFrames; ++i) {
+        const auto pushed =
+            queue.push(std::to_string(p) + ":" + std::to_string(i));
+        if (pushed == SendQueue::Push::kOverflow) ++refused;
+        if (pushed == SendQueue::Push::kStartWriter) {
+          std::lock_guard lock(start_mutex);
+          ++starts;
+          start_signal.notify_one();
+        }
+      }
+    });
+  }
+  for (std::thread& producer : producers) producer.join();
+  {
+    std::lock_guard lock(start_mutex);
+    done = true;
+    start_signal.notify_one();
+  }
+  writer.join();
+  CHECK(refused == 0);
+  CHECK(queue.idle());
+  REQUIRE(written.size() == std::size_t{kProducers} * kFrames);
+  std::vector<int> next(kProducers, 0);
+  for (const std::string& frame : written) {
+    const int p = std::stoi(frame.substr(0, frame.find(':')));
+    REQUIRE(std::stoi(frame.substr(frame.find(':') + 1)) == next[p]);
+    ++next[p];
+  }
 }
 
 TEST_CASE("an unencoded notify counts its estimate against the byte limit") {
