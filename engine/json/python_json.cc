@@ -215,12 +215,26 @@ void append_member(std::string_view separator_and_key, const T& value,
 }  // namespace
 
 void append_python_string(std::string_view text, std::string& out) {
+  std::size_t run = plain_prefix(text);
+  if (run == text.size()) {
+    // Nothing to escape (every id, most text): quotes and one copy, with
+    // no check a character. (GCC 12's resize_and_overwrite may pass the
+    // new capacity rather than the size asked for: the size is ours.)
+    const std::size_t at = out.size();
+    const std::size_t size = at + text.size() + 2;
+    out.resize_and_overwrite(size, [&](char* data, std::size_t) {
+      data[at] = '"';
+      std::memcpy(data + at + 1, text.data(), text.size());
+      data[size - 1] = '"';
+      return size;
+    });
+    return;
+  }
   if (out.capacity() - out.size() < text.size() + 2) {
     out.reserve(out.size() + text.size() + 2);
   }
   out += '"';
   while (true) {
-    const std::size_t run = plain_prefix(text);
     out.append(text.data(), run);
     text.remove_prefix(run);
     if (text.empty()) break;
@@ -258,6 +272,7 @@ void append_python_string(std::string_view text, std::string& out) {
           append_escape(cp, out);
         }
     }
+    run = plain_prefix(text);
   }
   out += '"';
 }
