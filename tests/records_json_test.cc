@@ -700,10 +700,11 @@ TEST_CASE("dump_python matches Python's json.dumps") {
         "18446744073709551615");
 }
 
-// The plain run is found 16 bytes, then 8, then one at a time: each
-// character that needs escaping is escaped wherever it falls in or across
-// a block.
-TEST_CASE("python strings escape a character at every offset of a block") {
+// The plain run is found 16 bytes at a time, a text's last bytes in one
+// block that overlaps the last one checked and a text shorter than a block
+// in one padded block: each character that needs escaping is escaped
+// wherever it falls, in texts of every length around those blocks.
+TEST_CASE("python strings escape a character at every offset of every length") {
   const std::pair<std::string_view, std::string_view> escapes[] = {
       {std::string_view("\0", 1), "\\u0000"},
       {"\x1f", "\\u001f"},
@@ -715,13 +716,18 @@ TEST_CASE("python strings escape a character at every offset of a block") {
       {"\xf0\x9f\x98\x80", "\\ud83d\\ude00"},  // an emoji, a surrogate pair
       {"\xff", "\\udcff"},                     // a byte that starts no UTF-8
   };
-  for (const auto& escape : escapes) {
-    for (std::size_t before = 0; before <= 35; ++before) {
-      const std::string head(before, 'a');
-      const std::string tail(37 - before, 'b');
-      std::string out;
-      append_python_string(head + std::string(escape.first) + tail, out);
-      CHECK(out == "\"" + head + std::string(escape.second) + tail + "\"");
+  for (std::size_t plain = 0; plain <= 40; ++plain) {
+    std::string out;
+    append_python_string(std::string(plain, 'p'), out);
+    CHECK(out == "\"" + std::string(plain, 'p') + "\"");
+    for (const auto& escape : escapes) {
+      for (std::size_t before = 0; before <= plain; ++before) {
+        const std::string head(before, 'a');
+        const std::string tail(plain - before, 'b');
+        out.clear();
+        append_python_string(head + std::string(escape.first) + tail, out);
+        CHECK(out == "\"" + head + std::string(escape.second) + tail + "\"");
+      }
     }
   }
   // Bytes next to the thresholds that need no escape stay as they are.

@@ -23,56 +23,56 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// Whether any of the 8 bytes in `word` needs escaping: a control character
-// (< 0x20), DEL or non-ASCII (>= 0x7f), '"' or '\\'. Exact: a borrow or
-// carry between bytes starts only at a byte that needs escaping itself (one
-// < 0x20, or 0xff).
-bool word_needs_escape(std::uint64_t word) {
-  constexpr std::uint64_t kOnes = 0x0101010101010101;
-  constexpr std::uint64_t kHigh = 0x8080808080808080;
-  auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-  const std::uint64_t control = (word - kOnes * 0x20) & ~word & kHigh;
-  const std::uint64_t high = (word + kOnes) | word;
-  return ((control | high) & kHigh) != 0 || has_zero(word ^ (kOnes * '"')) ||
-         has_zero(word ^ (kOnes * '\\'));
-}
-
-bool byte_needs_escape(char c) {
-  const auto byte = static_cast<unsigned char>(c);
-  return byte < 0x20 || byte >= 0x7f || byte == '"' || byte == '\\';
-}
-
 // The length of the longest prefix of `text` written as it is: printable
-// ASCII other than '"' and '\\'. Scans 16 bytes at a time where SSE2 is
-// there (every x86-64), then 8 (word_needs_escape), then single bytes.
+// ASCII other than '"' and '\\'. Where SSE2 is there (every x86-64) it
+// checks 16 bytes at a time: a text of 16 bytes or more ends with one
+// block that overlaps what was found plain, a shorter one is checked as one
+// block padded with plain bytes, so no text ends in a loop over single
+// bytes. Elsewhere a byte at a time.
 std::size_t plain_prefix(std::string_view text) {
   const char* const data = text.data();
   const std::size_t size = text.size();
-  std::size_t i = 0;
 #if defined(__SSE2__)
-  // Compared as signed bytes, "< 0x20" also takes every byte >= 0x80.
-  const __m128i space = _mm_set1_epi8(0x20);
-  const __m128i del = _mm_set1_epi8(0x7f);
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
+  // A bit per byte of the 16 at `at` that needs escaping. Compared as
+  // signed bytes, "< 0x20" also takes every byte >= 0x80.
+  const auto escaped = [](const char* at) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    const __m128i needs =
+        _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)),
+                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7f))),
+                     _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')),
+                                  _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
+    return static_cast<unsigned>(_mm_movemask_epi8(needs));
+  };
+  auto first = [](unsigned mask) {
+    return static_cast<std::size_t>(std::countr_zero(mask));
+  };
+  if (size < 16) {
+    char block[16];
+    std::memset(block, 'a', sizeof block);
+    if (size > 0) std::memcpy(block, data, size);
+    const unsigned mask = escaped(block);
+    return mask != 0 ? first(mask) : size;
+  }
+  std::size_t i = 0;
   for (; i + 16 <= size; i += 16) {
-    const __m128i bytes =
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i));
-    const __m128i escaped = _mm_or_si128(
-        _mm_or_si128(_mm_cmplt_epi8(bytes, space), _mm_cmpeq_epi8(bytes, del)),
-        _mm_or_si128(_mm_cmpeq_epi8(bytes, quote),
-                     _mm_cmpeq_epi8(bytes, backslash)));
-    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(escaped));
-    if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+    if (const unsigned mask = escaped(data + i); mask != 0) {
+      return i + first(mask);
+    }
   }
-#endif
-  for (; i + 8 <= size; i += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, data + i, sizeof word);
-    if (word_needs_escape(word)) break;
+  if (i == size) return size;
+  // The bytes before `i` are plain, so the first found is at `i` or after.
+  const unsigned mask = escaped(data + size - 16);
+  return mask != 0 ? size - 16 + first(mask) : size;
+#else
+  std::size_t i = 0;
+  while (i < size) {
+    const auto byte = static_cast<unsigned char>(data[i]);
+    if (byte < 0x20 || byte >= 0x7f || byte == '"' || byte == '\\') break;
+    ++i;
   }
-  while (i < size && !byte_needs_escape(data[i])) ++i;
   return i;
+#endif
 }
 
 void append_escape(char32_t unit, std::string& out) {
