@@ -103,7 +103,7 @@ Measurement time_notify_encodes(std::string_view post, std::uint64_t num) {
     throw BenchmarkError("encode_notify: the post frame does not decode");
   }
   engine::Envelope envelope =
-      std::get<transport::PostRequestFrame>(std::move(*frame)).envelope;
+      *std::get<transport::PostRequestFrame>(*frame).envelope;
   envelope.envelope_id = "9d8c7b6a5f4e43d2c1b0a9f8e7d6c5b4";
   envelope.created_at = "2026-11-28T11:00:00.000000+00:00";
   const std::string recipient = "7e6d5c4b3a2948f7a6b5c4d3e2f1a0b9";

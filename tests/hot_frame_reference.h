@@ -4,6 +4,7 @@
 // frames fuzzer.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,7 +32,9 @@ inline std::optional<transport::HotFrame> slow_hot_frame(
   }
   auto envelope = engine::envelope_from_json(request->params["envelope"]);
   if (!envelope) return std::nullopt;
-  return transport::PostRequestFrame{request->request_id, std::move(*envelope)};
+  return transport::PostRequestFrame{
+      request->request_id,
+      std::make_shared<engine::Envelope>(std::move(*envelope))};
 }
 
 // Empty when `a` and `b` are the same frame; else the first field that
@@ -50,8 +53,8 @@ inline std::string hot_frame_difference(const transport::HotFrame& a,
   }
   const auto& x = std::get<transport::PostRequestFrame>(a);
   const auto& y = std::get<transport::PostRequestFrame>(b);
-  const engine::Envelope& e = x.envelope;
-  const engine::Envelope& f = y.envelope;
+  const engine::Envelope& e = *x.envelope;
+  const engine::Envelope& f = *y.envelope;
   if (x.request_id != y.request_id) return "request_id";
   if (e.channel_id != f.channel_id) return "channel_id";
   if (e.sender_id != f.sender_id) return "sender_id";

@@ -62,9 +62,9 @@ TEST_CASE(
   auto hot = decode_hot_frame(kFullPost);
   const auto& post = std::get<PostRequestFrame>(*hot);
   CHECK(post.request_id == "r-7");
-  CHECK(post.envelope.audience == std::vector<std::string>{"a2", "a3"});
-  CHECK(post.envelope.ttl_seconds == 60);
-  CHECK(engine::flex_to_json(post.envelope.event_data)["b"]["nested"]["k"] ==
+  CHECK(post.envelope->audience == std::vector<std::string>{"a2", "a3"});
+  CHECK(post.envelope->ttl_seconds == 60);
+  CHECK(engine::flex_to_json(post.envelope->event_data)["b"]["nested"]["k"] ==
         "caf\u00e9 \"q\" \\ /");
 }
 

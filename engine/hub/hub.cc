@@ -393,7 +393,12 @@ Result<std::string> Hub::post_envelope(Envelope envelope) {
 // failures are not.
 void Hub::post_envelope(Envelope envelope, Done<std::string> done,
                         Dispatch dispatch) {
-  auto posted = std::make_shared<Envelope>(std::move(envelope));
+  post_envelope(std::make_shared<Envelope>(std::move(envelope)),
+                std::move(done), dispatch);
+}
+
+void Hub::post_envelope(std::shared_ptr<Envelope> posted,
+                        Done<std::string> done, Dispatch dispatch) {
   auto tell = [this, posted,
                done = std::move(done)](Result<std::string> result) {
     if (!result && result.error().kind != ErrorKind::kStorage) {

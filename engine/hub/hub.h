@@ -349,6 +349,10 @@ class Hub {
                      Dispatch dispatch = Dispatch::kAsync);
   void post_envelope(Envelope envelope, Done<std::string> done,
                      Dispatch dispatch = Dispatch::kAsync);
+  // The same with the envelope already in the block the hub keeps it in
+  // (not null): no copy or move of it on the way.
+  void post_envelope(std::shared_ptr<Envelope> envelope, Done<std::string> done,
+                     Dispatch dispatch = Dispatch::kAsync);
   void acknowledge(std::string_view recipient_id, std::string_view channel_id,
                    std::string_view envelope_id, std::string_view status,
                    Done<void> done, Dispatch dispatch = Dispatch::kAsync);

@@ -495,9 +495,9 @@ void ControlPlane::call(std::string_view op, const json& params,
   std::get<Mutation> (*answer)(Dispatch::kAsync, std::move(reply));
 }
 
-void ControlPlane::post_envelope(Envelope envelope, const Caller& caller,
-                                 Done<std::string> done) {
-  if (auto allowed = authorize_post(hub_, caller, envelope); !allowed) {
+void ControlPlane::post_envelope(std::shared_ptr<Envelope> envelope,
+                                 const Caller& caller, Done<std::string> done) {
+  if (auto allowed = authorize_post(hub_, caller, *envelope); !allowed) {
     return done(std::unexpected(allowed.error()));
   }
   hub_.post_envelope(std::move(envelope), std::move(done), Dispatch::kAsync);

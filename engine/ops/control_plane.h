@@ -5,6 +5,7 @@
 // Thread safety: as the Hub's; one ControlPlane may serve many threads.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -51,8 +52,8 @@ class ControlPlane {
   // post_envelope over the wire with its envelope already parsed (the
   // server's hot path): authorized against `caller` as call() would, then
   // posted without blocking; `done` is told the envelope id, or the error
-  // call() would give, as call() tells its reply.
-  void post_envelope(Envelope envelope, const Caller& caller,
+  // call() would give, as call() tells its reply. `envelope` is not null.
+  void post_envelope(std::shared_ptr<Envelope> envelope, const Caller& caller,
                      Done<std::string> done);
 
   // Every op name, sorted.

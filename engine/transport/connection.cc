@@ -238,7 +238,7 @@ void Connection::handle_post(PostRequestFrame post, std::size_t bytes) {
   static constexpr std::string_view kOp = "post_envelope";
   const Clock::time_point started = Clock::now();
   if (!admit_request(post.request_id, kOp,
-                     is_invite_answer(post.envelope.event_type), started,
+                     is_invite_answer(post.envelope->event_type), started,
                      bytes)) {
     return;
   }

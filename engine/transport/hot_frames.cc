@@ -263,8 +263,11 @@ std::optional<HotFrame> decode_request(dom::object frame) {
         return std::nullopt;
       }
       dom::object envelope;
-      if (params.at_key("envelope").get_object().get(envelope) ||
-          !read_envelope(envelope, post.envelope)) {
+      if (params.at_key("envelope").get_object().get(envelope)) {
+        return std::nullopt;
+      }
+      post.envelope = std::make_shared<engine::Envelope>();
+      if (!read_envelope(envelope, *post.envelope)) {
         return std::nullopt;
       }
     }

@@ -21,6 +21,7 @@
 // Any thread; each thread keeps its own parser.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,9 +34,11 @@ namespace parley::transport {
 
 // {"request_id", "op": "post_envelope", "params": {"envelope": {...}},
 //  "kind": "request"}, its envelope parsed as the op layer parses it.
+// The envelope is made in the shared block the hub keeps it in, so it
+// reaches the hub without being moved again. Never null once decoded.
 struct PostRequestFrame {
   std::string request_id;
-  engine::Envelope envelope;
+  std::shared_ptr<engine::Envelope> envelope;
 };
 
 using HotFrame = std::variant<PostRequestFrame, ReceiptFrame>;
