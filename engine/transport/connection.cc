@@ -234,7 +234,7 @@ void Connection::handle_request(RequestFrame request, std::size_t bytes) {
       });
 }
 
-void Connection::handle_post(PostRequestFrame post, std::size_t bytes) {
+void Connection::handle_post(PostRequestFrame&& post, std::size_t bytes) {
   static constexpr std::string_view kOp = "post_envelope";
   const Clock::time_point started = Clock::now();
   if (!admit_request(post.request_id, kOp,
@@ -309,7 +309,7 @@ void Connection::resume_if_paused() {
   }
 }
 
-void Connection::handle_receipt(ReceiptFrame receipt) {
+void Connection::handle_receipt(ReceiptFrame&& receipt) {
   // A receipt for an agent this connection does not hold cannot move its
   // cursor (wire authorization: a request acts only for agents bound to
   // its connection); one naming nobody is ignored, as AG2 does.

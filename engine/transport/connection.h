@@ -136,9 +136,11 @@ class Connection : public engine::Caller,
   // owner this connection holds (never of an auth scheme), any other agent
   // by proving its claim with the scheme it registered with.
   engine::Result<std::string> admit(const HelloFrame& hello) const;
-  // On the strand; `bytes`: the frame's size.
+  // On the strand; `bytes`: the frame's size. The two frames of every post
+  // (a post and its receipt) are taken by reference and their fields moved
+  // out, so the frame itself is not moved again.
   void handle_request(RequestFrame request, std::size_t bytes);
-  void handle_post(PostRequestFrame post, std::size_t bytes);
+  void handle_post(PostRequestFrame&& post, std::size_t bytes);
   using Clock = std::chrono::steady_clock;
   // The start of every request, decoded at `started`: false (and answered)
   // when a drain refuses it; else counted in flight with its frame's
@@ -150,7 +152,7 @@ class Connection : public engine::Caller,
   void answer_failure(std::string_view op, std::string_view request_id,
                       const engine::Error& error, Clock::time_point started,
                       std::size_t bytes);
-  void handle_receipt(ReceiptFrame receipt);  // on the strand
+  void handle_receipt(ReceiptFrame&& receipt);  // on the strand
   // Writes `batch` (acks from receipts_); once every ack is written, the
   // next batch receipts_ gives. Any thread.
   void write_acks(std::vector<ReceiptAck> batch);

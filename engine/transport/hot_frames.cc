@@ -243,76 +243,84 @@ bool read_envelope(dom::object object, engine::Envelope& envelope) {
   return (seen & 0x1f) == 0x1f;
 }
 
-std::optional<HotFrame> decode_request(dom::object frame) {
+// The decoders below fill the frame where decode_hot_frame returns it,
+// so a frame is not moved on its way out; false when it is not plain.
+
+bool decode_request(dom::object frame, PostRequestFrame& post) {
   static constexpr std::string_view kKeys[] = {"request_id", "op", "params",
                                                "kind"};
   unsigned seen = 0;
-  PostRequestFrame post;
   for (dom::key_value_pair field : frame) {
-    if (!first_sight(field.key, kKeys, seen)) return std::nullopt;
+    if (!first_sight(field.key, kKeys, seen)) return false;
     if (field.key == "request_id") {
-      if (!read_string(field.value, post.request_id)) return std::nullopt;
+      if (!read_string(field.value, post.request_id)) return false;
     } else if (field.key == "op") {
       std::string_view op;
       if (field.value.get_string().get(op) || op != "post_envelope") {
-        return std::nullopt;
+        return false;
       }
     } else if (field.key == "params") {
       dom::object params;
       if (field.value.get_object().get(params) || params.size() != 1) {
-        return std::nullopt;
+        return false;
       }
       dom::object envelope;
-      if (params.at_key("envelope").get_object().get(envelope)) {
-        return std::nullopt;
-      }
+      if (params.at_key("envelope").get_object().get(envelope)) return false;
       post.envelope = std::make_shared<engine::Envelope>();
-      if (!read_envelope(envelope, *post.envelope)) {
-        return std::nullopt;
-      }
+      if (!read_envelope(envelope, *post.envelope)) return false;
     }
   }
-  if (seen != 0xf) return std::nullopt;
-  return post;
+  return seen == 0xf;
 }
 
-std::optional<HotFrame> decode_receipt(dom::object frame) {
+bool decode_receipt(dom::object frame, ReceiptFrame& receipt) {
   static constexpr std::string_view kKeys[] = {
       "envelope_id", "status", "recipient_id", "channel_id", "reason", "kind"};
   unsigned seen = 0;
-  ReceiptFrame receipt;
   std::string* const fields[] = {&receipt.envelope_id, &receipt.status,
                                  &receipt.recipient_id, &receipt.channel_id,
                                  &receipt.reason};
   for (dom::key_value_pair field : frame) {
-    if (!first_sight(field.key, kKeys, seen)) return std::nullopt;
+    if (!first_sight(field.key, kKeys, seen)) return false;
     for (std::size_t i = 0; i < std::size(fields); ++i) {
       if (field.key == kKeys[i] && !read_string(field.value, *fields[i])) {
-        return std::nullopt;
+        return false;
       }
     }
   }
   // envelope_id, status and kind are required.
-  if ((seen & 0x23) != 0x23) return std::nullopt;
-  return receipt;
+  return (seen & 0x23) == 0x23;
+}
+
+bool decode(std::string_view text, std::optional<HotFrame>& hot) {
+  if (text.size() > kMaxHotFrameBytes || has_negative_zero(text)) {
+    return false;
+  }
+  thread_local dom::parser parser;
+  dom::object frame;
+  if (parser.parse(text.data(), text.size()).get_object().get(frame)) {
+    return false;
+  }
+  std::string_view kind;
+  if (frame.at_key("kind").get_string().get(kind)) return false;
+  if (kind == "request") {
+    return decode_request(frame, std::get<PostRequestFrame>(hot.emplace(
+                                     std::in_place_type<PostRequestFrame>)));
+  }
+  if (kind == "receipt") {
+    return decode_receipt(
+        frame,
+        std::get<ReceiptFrame>(hot.emplace(std::in_place_type<ReceiptFrame>)));
+  }
+  return false;
 }
 
 }  // namespace
 
 std::optional<HotFrame> decode_hot_frame(std::string_view text) {
-  if (text.size() > kMaxHotFrameBytes || has_negative_zero(text)) {
-    return std::nullopt;
-  }
-  thread_local dom::parser parser;
-  dom::object frame;
-  if (parser.parse(text.data(), text.size()).get_object().get(frame)) {
-    return std::nullopt;
-  }
-  std::string_view kind;
-  if (frame.at_key("kind").get_string().get(kind)) return std::nullopt;
-  if (kind == "request") return decode_request(frame);
-  if (kind == "receipt") return decode_receipt(frame);
-  return std::nullopt;
+  std::optional<HotFrame> hot;  // the one object returned, so not moved
+  if (!decode(text, hot)) hot.reset();
+  return hot;
 }
 
 }  // namespace parley::transport
