@@ -270,9 +270,8 @@ Change<void> Identities::acknowledge(std::string recipient_id,
   // receipts by the thousand a second.
   return {[this, recipient_id = std::move(recipient_id),
            channel_id = std::move(channel_id),
-           envelope_id = std::move(envelope_id),
-           status = std::move(status)](Commit& batch)
-              REQUIRES(core_.writer) -> Result<void> {
+           envelope_id = std::move(envelope_id), status = std::move(status)](
+              Commit& batch) REQUIRES(core_.writer) -> Result<void> {
     if (status != "ack" || channel_id.empty() || envelope_id.empty()) {
       return {};
     }
