@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -27,18 +28,11 @@ namespace parley {
 namespace {
 
 using testing::http_get;
+using testing::metric_sample;
 using testing::ServeFixture;
 using testing::ServeProcess;
 using testing::WsTestClient;
 using namespace std::chrono_literals;
-
-// The value of the series `name` in a /metrics body; -1 when absent.
-double metric(const std::string& body, const std::string& name) {
-  const std::string key = "\n" + name + " ";
-  const std::size_t at = body.find(key);
-  if (at == std::string::npos) return -1;
-  return std::stod(body.substr(at + key.size()));
-}
 
 // Tries `attempt` every 10 ms until it holds (an exception counts as not
 // yet: a connection refused at accept); false after 10 s.
@@ -82,8 +76,8 @@ TEST_CASE(
   CHECK(alice->request("find_agent_id", {{"name", "bob"}})["ok"] == true);
   CHECK(bob->request("find_agent_id", {{"name", "alice"}})["ok"] == true);
   const auto metrics = http_get(admin, "/metrics").body;
-  CHECK(metric(metrics, "parley_connections_refused_total") == 1);
-  CHECK(metric(metrics, "parley_connections_open") == 2);
+  CHECK(metric_sample(metrics, "parley_connections_refused_total") == 1);
+  CHECK(metric_sample(metrics, "parley_connections_open") == 2);
 
   bob.reset();
   auto carol = connect_when_free(serve.port());
@@ -95,8 +89,9 @@ TEST_CASE(
 // Polls /metrics until `name` reads `value`; false after 10 s.
 bool metric_reaches(std::uint16_t admin, const std::string& name,
                     double value) {
-  return eventually(
-      [&] { return metric(http_get(admin, "/metrics").body, name) == value; });
+  return eventually([&] {
+    return metric_sample(http_get(admin, "/metrics").body, name) == value;
+  });
 }
 
 TEST_CASE(
@@ -124,8 +119,8 @@ TEST_CASE(
       alice_client->send_request("find_agent_id", {{"name", "bob"}});
   // Not read, so not answered, while three are in flight.
   CHECK_FALSE(alice_client->next_of_kind("response", 500ms).has_value());
-  CHECK(metric(http_get(admin, "/metrics").body, "parley_requests_in_flight") ==
-        3);
+  CHECK(metric_sample(http_get(admin, "/metrics").body,
+                      "parley_requests_in_flight") == 3);
 
   auto invite = bob_client->next_of_kind("notify");
   REQUIRE(invite.has_value());
@@ -192,8 +187,8 @@ TEST_CASE(
   const std::string bob = bob_client->register_agent("bob");
   const std::vector<std::string> creates =
       hold_three_creates(admin, *alice_client, alice, bob);
-  CHECK(metric(http_get(admin, "/metrics").body,
-               "parley_request_bytes_in_flight") >= 3000);
+  CHECK(metric_sample(http_get(admin, "/metrics").body,
+                      "parley_request_bytes_in_flight") >= 3000);
   const std::string lookup =
       alice_client->send_request("find_agent_id", {{"name", "bob"}});
   CHECK_FALSE(alice_client->next_of_kind("response", 500ms).has_value());
@@ -332,10 +327,12 @@ TEST_CASE(
   REQUIRE(client != nullptr);
   client->register_agent("alice");
   const auto metrics = http_get(admin, "/metrics").body;
-  const double failures = metric(metrics, "parley_accept_failures_total");
+  const std::optional<double> failures =
+      metric_sample(metrics, "parley_accept_failures_total");
+  REQUIRE(failures.has_value());
   // A busy loop fails hundreds of thousands of times a second.
-  CHECK(failures >= 1);
-  CHECK(failures <= 100);
+  CHECK(*failures >= 1);
+  CHECK(*failures <= 100);
   CHECK(serve.stop(SIGTERM) == 0);
   const std::string output = serve.output();
   std::size_t lines = 0;

@@ -21,6 +21,14 @@ namespace parley::testing {
 
 using nlohmann::json;
 
+std::optional<double> metric_sample(const std::string& body,
+                                    const std::string& name) {
+  const std::string key = "\n" + name + " ";
+  const std::size_t at = body.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(body.substr(at + key.size()));
+}
+
 HttpAnswer http_get(std::uint16_t port, const std::string& target) {
   namespace beast = boost::beast;
   namespace http = beast::http;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ struct HttpAnswer {
 
 // GET `target` from http://127.0.0.1:`port` (one request, one connection).
 HttpAnswer http_get(std::uint16_t port, const std::string& target);
+
+// The value of the sample `name` (labels included) in a /metrics body;
+// nullopt when the body has no such sample.
+std::optional<double> metric_sample(const std::string& body,
+                                    const std::string& name);
 
 // Posts bob's ack for `invite` (a notify frame) from `client`.
 void ack_invite(WsTestClient& client, const nlohmann::ordered_json& invite);

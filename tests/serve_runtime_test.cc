@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
+#include <optional>
 #include <thread>
 
 #include "engine/hub/hub.h"
@@ -17,6 +18,7 @@ namespace {
 
 using nlohmann::json;
 using testing::http_get;
+using testing::metric_sample;
 using testing::ServeFixture;
 using testing::WsTestClient;
 using namespace std::chrono_literals;
@@ -37,10 +39,9 @@ double burn_cpu(std::chrono::nanoseconds at_least) {
 
 // The value of the sample `name` (with its labels) in a /metrics body.
 double metric_value(const std::string& body, const std::string& name) {
-  const std::string key = "\n" + name + " ";
-  const std::size_t at = body.find(key);
-  REQUIRE_MESSAGE(at != std::string::npos, name);
-  return std::stod(body.substr(at + key.size()));
+  const std::optional<double> value = metric_sample(body, name);
+  REQUIRE_MESSAGE(value.has_value(), name);
+  return *value;
 }
 
 TEST_CASE("wss:// with a self-signed certificate: a TLS round trip") {
